@@ -1,0 +1,31 @@
+// Device helpers shared by every kernel file.
+#pragma once
+
+#include <cstdint>
+
+namespace cubins {
+
+// Grid-stride loop bounds as 64-bit indices (element counts can exceed 2^32).
+__device__ __forceinline__ uint64_t global_thread_index() {
+  return static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ uint64_t grid_threads() {
+  return static_cast<uint64_t>(gridDim.x) * blockDim.x;
+}
+
+// cp.async (sm_80+): 16-byte global -> shared copy that bypasses L1 (LDGSTS.E.BYPASS.128).
+__device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_src) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+// Waits until at most N committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+}  // namespace cubins

@@ -1,0 +1,271 @@
+//! What the `cubins` build script does, as a library so it can be tested: select arches,
+//! find the toolchain, compile through the cache, inspect, check contracts, generate the
+//! registry and launchers.
+
+use crate::analyze::analyze_cubin;
+use crate::arch::{Arch, ArchError, DEFAULT};
+use crate::manifest::Manifest;
+use crate::model::CubinReport;
+use crate::pipeline::{self, BuildOutput, Plan};
+use crate::toolchain::cache::Cache;
+use crate::toolchain::Toolchain;
+use crate::{contract, launcher, registry_gen};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Environment variables the build reads (each gets `cargo:rerun-if-env-changed`).
+pub const ENV_VARS: &[&str] = &[
+    "CUBINS_ARCHS",
+    "CUBINS_NO_BUILD",
+    "CUBINS_CACHE_DIR",
+    "CUBINS_NVCC_WRAPPER",
+    "DOCS_RS",
+    "NVCC",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "PATH",
+];
+
+/// Where the arch selection came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArchSource {
+    EnvOverride,
+    Features,
+    Default,
+}
+
+/// `CUBINS_ARCHS` if set (replaces features), else the `sm*` cargo features, else [`DEFAULT`].
+pub fn select_archs(env: &dyn Fn(&str) -> Option<String>) -> Result<(Vec<Arch>, ArchSource), ArchError> {
+    if let Some(v) = env("CUBINS_ARCHS").filter(|v| !v.trim().is_empty()) {
+        return Ok((Arch::parse_list(&v)?, ArchSource::EnvOverride));
+    }
+    let mut archs: Vec<Arch> = crate::arch::SUPPORTED
+        .iter()
+        .copied()
+        .filter(|a| env(&format!("CARGO_FEATURE_{}", a.feature_name().to_ascii_uppercase())).is_some())
+        .collect();
+    if archs.is_empty() {
+        return Ok((DEFAULT.to_vec(), ArchSource::Default));
+    }
+    archs.sort();
+    Ok((archs, ArchSource::Features))
+}
+
+/// Why kernels are not compiled, if they are not.
+pub fn skip_reason(env: &dyn Fn(&str) -> Option<String>) -> Option<&'static str> {
+    if env("DOCS_RS").is_some() {
+        Some("DOCS_RS is set: docs.rs builds have no CUDA toolkit")
+    } else if env("CUBINS_NO_BUILD").is_some_and(|v| v != "0" && !v.is_empty()) {
+        Some("CUBINS_NO_BUILD=1 was set at build time")
+    } else {
+        None
+    }
+}
+
+/// Inputs of a build-script run.
+pub struct Context {
+    pub manifest_dir: PathBuf,
+    pub out_dir: PathBuf,
+    pub jobs: usize,
+}
+
+/// Runs the whole build; returns the message to print on failure.
+pub fn run(ctx: &Context) -> Result<(), String> {
+    let env = |k: &str| std::env::var(k).ok();
+    for v in ENV_VARS {
+        println!("cargo:rerun-if-env-changed={v}");
+    }
+    let cuda_dir = ctx.manifest_dir.join("cuda");
+    println!("cargo:rerun-if-changed={}", cuda_dir.display());
+    println!("cargo:rerun-if-changed={}", cuda_dir.join("include").display());
+    println!("cargo:rerun-if-changed={}", cuda_dir.join("kernels.toml").display());
+    let registry_path = ctx.out_dir.join("registry.rs");
+    let launchers_path = ctx.out_dir.join("launchers.rs");
+
+    if let Some(reason) = skip_reason(&env) {
+        write(&registry_path, &registry_gen::empty(reason))?;
+        write(&launchers_path, "")?;
+        return Ok(());
+    }
+
+    let (archs, _) = select_archs(&env).map_err(|e| format!("cubins: CUBINS_ARCHS: {e}"))?;
+    let tc = Toolchain::discover(&ctx.manifest_dir).map_err(|e| e.to_string())?;
+    println!("cargo:rerun-if-changed={}", tc.nvcc.display());
+    for &a in &archs {
+        tc.check_arch(a).map_err(|e| e.to_string())?;
+    }
+    let manifest = Manifest::load(&cuda_dir.join("kernels.toml")).map_err(|e| format!("cubins: {e}"))?;
+    let plan = Plan::discover(&cuda_dir, archs.clone()).map_err(|e| format!("cubins: reading {}: {e}", cuda_dir.display()))?;
+    let cache_root = env("CUBINS_CACHE_DIR").filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or_else(|| ctx.out_dir.join("cache"));
+    let cache = Cache::new(cache_root.clone()).map_err(|e| format!("cubins: cache {}: {e}", cache_root.display()))?;
+    let build = pipeline::build(&tc, &plan, &cache, ctx.jobs).map_err(|e| format!("cubins: {e}"))?;
+    for dep in build.all_deps() {
+        println!("cargo:rerun-if-changed={}", dep.display());
+    }
+
+    let reports = inspect(&build, &manifest)?;
+    let flat: Vec<(String, &CubinReport)> =
+        build.files.iter().zip(&reports).flat_map(|(f, rs)| rs.iter().map(move |r| (f.name.clone(), r))).collect();
+    let outcome = contract::check_all(&manifest, &flat);
+    for w in &outcome.warnings {
+        println!("cargo:warning={}", w.replace('\n', " | "));
+    }
+    if !outcome.errors.is_empty() {
+        return Err(format!("cubins: kernel contract violations:\n\n{}", outcome.errors.join("\n\n")));
+    }
+    let launchers = launcher::generate(&manifest, &flat)
+        .map_err(|errs| format!("cubins: typed launchers disagree with the cubins' parameter tables:\n{}", errs.join("\n")))?;
+
+    let artifacts = ctx.out_dir.join("artifacts");
+    let ptx_copies = stage_artifacts(&build, &artifacts)?;
+    let report_json = serde_json::to_string(&ReportsFile::new(&tc, &build, &reports)).map_err(|e| e.to_string())?;
+    write(&ctx.out_dir.join("reports.json"), &report_json)?;
+    let archs_s: Vec<String> = archs.iter().map(|a| a.sm_name()).collect();
+    let registry = registry_gen::generate(&build, &reports, &tc.version.full, &plan.flags_for_identity(), &archs_s, &ptx_copies);
+    write(&registry_path, &registry)?;
+    write(&launchers_path, &launchers)?;
+    fs::write(ctx.out_dir.join("compiled.txt"), build.compiled.join("\n")).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    // Leave an unchanged file untouched so rustc's fingerprint does not move.
+    if fs::read_to_string(path).is_ok_and(|old| old == text) {
+        return Ok(());
+    }
+    fs::write(path, text).map_err(|e| format!("cubins: writing {}: {e}", path.display()))
+}
+
+fn inspect(build: &BuildOutput, manifest: &Manifest) -> Result<Vec<Vec<CubinReport>>, String> {
+    build
+        .files
+        .iter()
+        .map(|f| {
+            f.cubins
+                .iter()
+                .map(|c| {
+                    analyze_cubin(c.arch, &c.outputs, manifest)
+                        .map_err(|e| format!("cubins: inspecting {} for {}: {e}", f.source.display(), c.arch))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Copies artifacts and their tool outputs into `dir` (what `include_bytes!` reads, and
+/// what a reviewer opens), PTX with a trailing NUL for `cuModuleLoadData`.
+fn stage_artifacts(build: &BuildOutput, dir: &Path) -> Result<Vec<Option<PathBuf>>, String> {
+    fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let copy = |name: String, bytes: &[u8]| -> Result<PathBuf, String> {
+        let p = dir.join(name);
+        if fs::read(&p).ok().as_deref() != Some(bytes) {
+            fs::write(&p, bytes).map_err(|e| format!("cubins: writing {}: {e}", p.display()))?;
+        }
+        Ok(p)
+    };
+    let mut ptx_copies = Vec::new();
+    for f in &build.files {
+        for c in &f.cubins {
+            let stem = format!("{}.{}", f.name, c.arch.sm_name());
+            let bytes = fs::read(&c.path).map_err(|e| e.to_string())?;
+            copy(format!("{stem}.cubin"), &bytes)?;
+            copy(format!("{stem}.ptxas.log"), c.outputs.ptxas_log.as_bytes())?;
+            copy(format!("{stem}.sass"), c.outputs.sass.as_bytes())?;
+            copy(format!("{stem}.res-usage.txt"), c.outputs.res_usage.as_bytes())?;
+        }
+        ptx_copies.push(match &f.ptx {
+            Some(p) => {
+                let mut bytes = fs::read(&p.path).map_err(|e| e.to_string())?;
+                bytes.push(0);
+                Some(copy(format!("{}.{}.ptx", f.name, p.arch.compute_name()), &bytes)?)
+            }
+            None => None,
+        });
+    }
+    // include_bytes! wants the staged cubins, not the cache's (which CUBINS_CACHE_DIR may clean).
+    Ok(ptx_copies)
+}
+
+/// `OUT_DIR/reports.json`: every cubin's report with the build identity, for tests and tools.
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
+pub struct ReportsFile {
+    pub toolkit: String,
+    pub toolkit_major_minor: String,
+    pub files: Vec<FileEntry>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
+pub struct FileEntry {
+    pub name: String,
+    pub source_digest: String,
+    pub cubins: Vec<CubinEntry>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
+pub struct CubinEntry {
+    pub sha256: String,
+    pub report: CubinReport,
+}
+
+impl ReportsFile {
+    fn new(tc: &Toolchain, build: &BuildOutput, reports: &[Vec<CubinReport>]) -> ReportsFile {
+        ReportsFile {
+            toolkit: tc.version.full.clone(),
+            toolkit_major_minor: tc.version.major_minor(),
+            files: build
+                .files
+                .iter()
+                .zip(reports)
+                .map(|(f, rs)| FileEntry {
+                    name: f.name.clone(),
+                    source_digest: f.source_digest.clone(),
+                    cubins: f.cubins.iter().zip(rs).map(|(c, r)| CubinEntry { sha256: c.sha256.clone(), report: r.clone() }).collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k| m.get(k).cloned()
+    }
+
+    #[test]
+    fn default_when_nothing_selected_includes_sm90() {
+        let (a, src) = select_archs(&env_of(&[])).unwrap();
+        assert_eq!(src, ArchSource::Default);
+        assert!(a.contains(&Arch::new(90)));
+    }
+
+    #[test]
+    fn features_are_additive_and_sm90a_not_implied() {
+        let (a, src) = select_archs(&env_of(&[("CARGO_FEATURE_SM89", "1"), ("CARGO_FEATURE_SM90", "1")])).unwrap();
+        assert_eq!(src, ArchSource::Features);
+        assert_eq!(a, vec![Arch::new(89), Arch::new(90)]);
+        let (a, _) = select_archs(&env_of(&[("CARGO_FEATURE_SM90A", "1")])).unwrap();
+        assert_eq!(a, vec![Arch::specific(90)]);
+    }
+
+    #[test]
+    fn env_override_replaces_features() {
+        let (a, src) = select_archs(&env_of(&[("CUBINS_ARCHS", "80;90a"), ("CARGO_FEATURE_SM89", "1")])).unwrap();
+        assert_eq!(src, ArchSource::EnvOverride);
+        assert_eq!(a, vec![Arch::new(80), Arch::specific(90)]);
+        let e = select_archs(&env_of(&[("CUBINS_ARCHS", "80;61")])).unwrap_err();
+        assert!(e.to_string().contains("sm_90a"));
+    }
+
+    #[test]
+    fn skip_reasons() {
+        assert!(skip_reason(&env_of(&[])).is_none());
+        assert!(skip_reason(&env_of(&[("CUBINS_NO_BUILD", "0")])).is_none());
+        assert!(skip_reason(&env_of(&[("CUBINS_NO_BUILD", "1")])).unwrap().contains("CUBINS_NO_BUILD"));
+        assert!(skip_reason(&env_of(&[("DOCS_RS", "1")])).unwrap().contains("DOCS_RS"));
+    }
+}

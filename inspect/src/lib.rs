@@ -1,0 +1,16 @@
+//! Offline inspection of CUDA kernels: the toolchain driver and build pipeline, parsers for
+//! `ptxas -v`, `cuobjdump -res-usage`, `cuobjdump -sass` and `.nv.info`, normalized SASS,
+//! occupancy, kernel contracts, and reports.
+
+pub mod arch;
+pub mod manifest;
+pub mod model;
+pub mod pipeline;
+pub mod toolchain;
+
+pub use arch::Arch;
+pub mod analyze;
+pub mod registry_gen;
+pub mod build_script;
+pub mod contract;
+pub mod launcher;

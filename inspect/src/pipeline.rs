@@ -1,0 +1,283 @@
+//! Compiles every kernel file for every selected arch: plans the jobs, runs them in
+//! parallel through the cache, and captures what inspection needs next to each artifact.
+
+use crate::arch::Arch;
+use crate::model::CubinOutputs;
+use crate::toolchain::cache::{key_of, sha256_file, Cache};
+use crate::toolchain::nvcc::{error_locations, parse_depfile, CompileError, Job, OutputKind};
+use crate::toolchain::Toolchain;
+use std::collections::VecDeque;
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Flags every kernel is compiled with (besides the target and include flags).
+pub const BASE_FLAGS: &[&str] = &["-std=c++17", "-O3", "-lineinfo", "--expt-relaxed-constexpr"];
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Directory holding the kernel files (`cuda/`); its `include/` is on the include path.
+    pub source_dir: PathBuf,
+    /// Kernel files, sorted.
+    pub sources: Vec<PathBuf>,
+    /// Arches to build cubins for, sorted; PTX is built for the first (lowest).
+    pub archs: Vec<Arch>,
+    pub flags: Vec<String>,
+}
+
+impl Plan {
+    /// Every `*.cu` directly under `source_dir`.
+    pub fn discover(source_dir: &Path, archs: Vec<Arch>) -> std::io::Result<Plan> {
+        let mut sources: Vec<PathBuf> = fs::read_dir(source_dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+            .collect();
+        sources.sort();
+        let mut flags: Vec<String> = BASE_FLAGS.iter().map(|s| s.to_string()).collect();
+        flags.push(format!("-I{}", source_dir.join("include").display()));
+        Ok(Plan { source_dir: source_dir.to_path_buf(), sources, archs, flags })
+    }
+
+    /// Flags that identify the build (include paths are machine-specific and left out).
+    pub fn flags_for_identity(&self) -> Vec<String> {
+        self.flags.iter().filter(|f| !f.starts_with("-I")).cloned().collect()
+    }
+
+    pub fn jobs(&self) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for src in &self.sources {
+            for &arch in &self.archs {
+                jobs.push(Job { source: src.clone(), arch, kind: OutputKind::Cubin, flags: self.flags.clone() });
+            }
+            if let Some(&lowest) = self.archs.first() {
+                jobs.push(Job { source: src.clone(), arch: lowest, kind: OutputKind::Ptx, flags: self.flags.clone() });
+            }
+        }
+        jobs
+    }
+}
+
+/// One artifact with its identity and captured tool outputs.
+#[derive(Debug, Clone)]
+pub struct Artifact {
+    pub arch: Arch,
+    pub kind: OutputKind,
+    /// Where the artifact lies (inside the cache's object folder).
+    pub path: PathBuf,
+    pub sha256: String,
+    /// Dependencies nvcc reported (the source and every header, system ones too).
+    pub deps: Vec<PathBuf>,
+    /// For cubins: ptxas log and cuobjdump outputs.
+    pub outputs: CubinOutputs,
+    /// Whether nvcc ran for it in this build (false: taken from the cache).
+    pub compiled: bool,
+}
+
+/// All artifacts of one kernel file.
+#[derive(Debug, Clone)]
+pub struct KernelFileBuild {
+    /// `copy` for `cuda/copy.cu`.
+    pub name: String,
+    pub source: PathBuf,
+    /// SHA-256 over the source and the headers it includes from the source tree.
+    pub source_digest: String,
+    pub cubins: Vec<Artifact>,
+    pub ptx: Option<Artifact>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BuildOutput {
+    pub files: Vec<KernelFileBuild>,
+    /// Artifact names nvcc produced in this run (empty on a cache-only rebuild).
+    pub compiled: Vec<String>,
+}
+
+impl BuildOutput {
+    /// Every dependency of every job, deduplicated (for `cargo:rerun-if-changed`).
+    pub fn all_deps(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = self
+            .files
+            .iter()
+            .flat_map(|f| f.cubins.iter().chain(f.ptx.iter()))
+            .flat_map(|a| a.deps.iter().cloned())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+#[derive(Debug)]
+pub enum BuildError {
+    Compile(CompileError),
+    Io { what: String, error: std::io::Error },
+    /// cuobjdump failed on a cubin nvcc produced.
+    Inspect { command: String, stderr: String },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Compile(e) => e.fmt(f),
+            BuildError::Io { what, error } => write!(f, "{what}: {error}"),
+            BuildError::Inspect { command, stderr } => write!(f, "`{command}` failed:\n{stderr}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BuildError {
+    let what = what.into();
+    move |error| BuildError::Io { what, error }
+}
+
+/// Runs the plan's jobs on up to `parallelism` threads through `cache`.
+pub fn build(tc: &Toolchain, plan: &Plan, cache: &Cache, parallelism: usize) -> Result<BuildOutput, BuildError> {
+    let jobs = plan.jobs();
+    let queue = Mutex::new(jobs.iter().enumerate().collect::<VecDeque<_>>());
+    let results: Mutex<Vec<Option<Result<Artifact, BuildError>>>> =
+        Mutex::new(std::iter::repeat_with(|| None).take(jobs.len()).collect());
+    let workers = parallelism.clamp(1, jobs.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let next = queue.lock().unwrap().pop_front();
+                let Some((i, job)) = next else { break };
+                let r = run_job(tc, job, cache);
+                let failed = r.is_err();
+                results.lock().unwrap()[i] = Some(r);
+                if failed {
+                    queue.lock().unwrap().clear();
+                }
+            });
+        }
+    });
+    let results = results.into_inner().unwrap();
+    // Report the first failure in plan order (deterministic across runs).
+    let mut artifacts = Vec::with_capacity(jobs.len());
+    for r in results.into_iter().flatten() {
+        artifacts.push(r?);
+    }
+    let compiled = jobs
+        .iter()
+        .zip(&artifacts)
+        .filter(|(_, a)| a.compiled)
+        .map(|(j, _)| j.artifact_name())
+        .collect();
+    let mut files = Vec::new();
+    let mut it = jobs.iter().zip(artifacts);
+    for src in &plan.sources {
+        let mut cubins = Vec::new();
+        let mut ptx = None;
+        for _ in 0..(plan.archs.len() + usize::from(!plan.archs.is_empty())) {
+            let (job, art) = it.next().expect("one result per job");
+            debug_assert_eq!(&job.source, src);
+            match job.kind {
+                OutputKind::Cubin => cubins.push(art),
+                OutputKind::Ptx => ptx = Some(art),
+            }
+        }
+        let deps = cubins.first().map(|a| a.deps.clone()).unwrap_or_default();
+        files.push(KernelFileBuild {
+            name: src.file_stem().unwrap_or_default().to_string_lossy().into_owned(),
+            source: src.clone(),
+            source_digest: source_digest(&plan.source_dir, &deps).map_err(io_err("hashing the source closure"))?,
+            cubins,
+            ptx,
+        });
+    }
+    Ok(BuildOutput { files, compiled })
+}
+
+/// Digest of the kernel file and the headers it includes from under `source_dir`,
+/// by relative path and contents (toolkit headers are identified by the toolkit version).
+pub fn source_digest(source_dir: &Path, deps: &[PathBuf]) -> std::io::Result<String> {
+    let root = source_dir.canonicalize()?;
+    let mut parts: Vec<(String, String)> = Vec::new();
+    for d in deps {
+        let Ok(c) = d.canonicalize() else { continue };
+        if let Ok(rel) = c.strip_prefix(&root) {
+            parts.push((rel.to_string_lossy().replace('\\', "/"), sha256_file(&c)?));
+        }
+    }
+    parts.sort();
+    let flat: Vec<&str> = parts.iter().flat_map(|(a, b)| [a.as_str(), b.as_str()]).collect();
+    Ok(key_of(&flat))
+}
+
+fn manifest_key(tc: &Toolchain, job: &Job) -> String {
+    let arch = job.arch.sm_name();
+    let kind = job.kind.extension();
+    let src = job.source.canonicalize().unwrap_or_else(|_| job.source.clone());
+    let src = src.to_string_lossy();
+    let wrapper = tc.wrapper.as_deref().unwrap_or("");
+    let mut parts = vec!["cubins-cache-v1", &tc.version.banner, &tc.cuobjdump_banner, wrapper, &arch, kind, &src];
+    parts.extend(job.flags.iter().map(String::as_str));
+    key_of(&parts)
+}
+
+const ARTIFACT: &str = "artifact";
+const PTXAS_LOG: &str = "ptxas.log";
+const RES_USAGE: &str = "res-usage.txt";
+const SASS: &str = "sass.txt";
+const ELF: &str = "elf.txt";
+
+fn run_job(tc: &Toolchain, job: &Job, cache: &Cache) -> Result<Artifact, BuildError> {
+    let mkey = manifest_key(tc, job);
+    if let Some((dir, deps)) = cache.lookup(&mkey) {
+        return load_artifact(job, &dir, deps, false);
+    }
+    let scratch = cache.scratch(&mkey).map_err(io_err("creating a scratch folder in the cache"))?;
+    let out = scratch.join(ARTIFACT);
+    let depfile = scratch.join("deps.d");
+    let mut cmd = job.command(tc, &out, &depfile);
+    let output = cmd.output().map_err(io_err(format!("running {}", tc.nvcc.display())))?;
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if !output.status.success() {
+        let command = format!("{} {}", tc.nvcc.display(), job.args(&out, &depfile).join(" "));
+        return Err(BuildError::Compile(CompileError { command, locations: error_locations(&stderr), stderr }));
+    }
+    let deps_text = fs::read_to_string(&depfile).map_err(io_err(format!("reading {}", depfile.display())))?;
+    let deps: Vec<PathBuf> = parse_depfile(&deps_text)
+        .into_iter()
+        .map(|d| if d.is_relative() { std::env::current_dir().map(|c| c.join(&d)).unwrap_or(d) } else { d })
+        .collect();
+    if job.kind == OutputKind::Cubin {
+        fs::write(scratch.join(PTXAS_LOG), &stderr).map_err(io_err("writing the ptxas log"))?;
+        for (file, args) in [(RES_USAGE, &["-res-usage"][..]), (SASS, &["-sass"][..]), (ELF, &["-elf"][..])] {
+            let text = cuobjdump(tc, args, &out)?;
+            fs::write(scratch.join(file), text).map_err(io_err(format!("writing {file}")))?;
+        }
+    }
+    let dir = cache.commit(&mkey, &scratch, &deps).map_err(io_err("storing the artifact in the cache"))?;
+    load_artifact(job, &dir, deps, true)
+}
+
+fn cuobjdump(tc: &Toolchain, args: &[&str], cubin: &Path) -> Result<String, BuildError> {
+    let out = std::process::Command::new(&tc.cuobjdump)
+        .args(args)
+        .arg(cubin)
+        .output()
+        .map_err(io_err(format!("running {}", tc.cuobjdump.display())))?;
+    if !out.status.success() {
+        return Err(BuildError::Inspect {
+            command: format!("{} {} {}", tc.cuobjdump.display(), args.join(" "), cubin.display()),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn load_artifact(job: &Job, dir: &Path, deps: Vec<PathBuf>, compiled: bool) -> Result<Artifact, BuildError> {
+    let path = dir.join(ARTIFACT);
+    let sha256 = sha256_file(&path).map_err(io_err(format!("reading {}", path.display())))?;
+    let read = |f: &str| fs::read_to_string(dir.join(f)).map_err(io_err(format!("reading {}/{f}", dir.display())));
+    let outputs = match job.kind {
+        OutputKind::Cubin => CubinOutputs { ptxas_log: read(PTXAS_LOG)?, res_usage: read(RES_USAGE)?, sass: read(SASS)?, elf: read(ELF)? },
+        OutputKind::Ptx => CubinOutputs::default(),
+    };
+    Ok(Artifact { arch: job.arch, kind: job.kind, path, sha256, deps, outputs, compiled })
+}

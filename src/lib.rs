@@ -1,0 +1,9 @@
+//! CUDA C++ kernels compiled ahead of time for each selected GPU arch, inspected,
+//! contract-checked and embedded with their identity.
+//!
+//! - [`registry`]: the embedded cubins and PTX with SHA-256, toolkit, flags, source digest,
+//!   entry points and resource facts; no GPU or driver needed.
+
+pub mod registry;
+
+pub use registry::{build_info, find_entry_point, kernel_file, kernel_files, RegistryError};

@@ -1,0 +1,190 @@
+//! The embedded registry: every kernel file this crate was built with, its artifacts and
+//! their identity. Runtime-agnostic: nothing here needs a GPU, a driver or `cust`, so a
+//! runtime on `cudarc` or raw driver calls can load these bytes itself.
+
+use std::fmt;
+
+/// One compiled kernel file (`cuda/<name>.cu`).
+#[derive(Debug)]
+pub struct KernelFile {
+    /// File stem: `copy` for `cuda/copy.cu`.
+    pub name: &'static str,
+    /// SHA-256 over the source and every header it includes from `cuda/`.
+    pub source_digest: &'static str,
+    /// CUDA toolkit that built it (`13.0.88`).
+    pub toolkit: &'static str,
+    /// nvcc flags shared by every artifact of this build (target flags aside).
+    pub flags: &'static [&'static str],
+    /// One cubin per built arch, ascending.
+    pub cubins: &'static [Cubin],
+    /// PTX for the lowest built arch: the driver-JIT fallback.
+    pub ptx: Option<Ptx>,
+    /// Entry points (`__global__` functions) the file defines.
+    pub entry_points: &'static [EntryPoint],
+}
+
+/// Machine code for one arch.
+#[derive(Debug)]
+pub struct Cubin {
+    /// `sm_90`, `sm_90a`.
+    pub arch: &'static str,
+    /// Compute capability times ten (90 for sm_90 and sm_90a).
+    pub cc: u32,
+    /// Arch-specific (`sm_90a`): runs only on exactly this compute capability.
+    pub arch_specific: bool,
+    pub bytes: &'static [u8],
+    pub sha256: &'static str,
+    /// Per entry point resource facts for this arch.
+    pub resources: &'static [Resources],
+}
+
+/// PTX text for a virtual arch.
+#[derive(Debug)]
+pub struct Ptx {
+    /// `compute_80`.
+    pub arch: &'static str,
+    pub cc: u32,
+    /// NUL-terminated, as `cuModuleLoadData` wants it; [`Ptx::text`] strips the NUL.
+    pub bytes_with_nul: &'static [u8],
+    pub sha256: &'static str,
+}
+
+impl Ptx {
+    pub fn text(&self) -> &'static str {
+        let b = &self.bytes_with_nul[..self.bytes_with_nul.len().saturating_sub(1)];
+        std::str::from_utf8(b).unwrap_or("")
+    }
+}
+
+/// An entry point's symbol and parameter table.
+#[derive(Debug)]
+pub struct EntryPoint {
+    pub mangled: &'static str,
+    pub demangled: &'static str,
+    /// (offset, size) in bytes of each parameter, from the cubin's `.nv.info` table.
+    pub params: &'static [(u32, u32)],
+}
+
+/// Resource facts of one entry point on one arch (from ptxas and cuobjdump).
+#[derive(Debug)]
+pub struct Resources {
+    pub mangled: &'static str,
+    pub registers: u32,
+    pub static_smem_bytes: u32,
+    pub stack_bytes: u32,
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+    /// `__launch_bounds__` limit, when the kernel declares one.
+    pub max_threads_per_block: Option<u32>,
+    /// (block size, dynamic smem bytes, resident blocks per SM) at the declared launch shapes.
+    pub occupancy: &'static [(u32, u32, u32)],
+}
+
+/// How this crate was built, for messages and STAMP lines.
+#[derive(Debug)]
+pub struct BuildInfo {
+    /// `Some(reason)` when kernels were not compiled (`DOCS_RS`, `CUBINS_NO_BUILD=1`).
+    pub without_kernels: Option<&'static str>,
+    pub toolkit: &'static str,
+    /// Arches built, ascending (`sm_80`, `sm_90`).
+    pub archs: &'static [&'static str],
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryError {
+    /// The crate was built without compiling kernels.
+    BuiltWithoutKernels { reason: &'static str },
+    UnknownKernelFile { name: String, available: Vec<&'static str> },
+    UnknownEntryPoint { file: &'static str, name: String, available: Vec<&'static str> },
+    ArchNotBuilt { file: &'static str, arch: String, built: Vec<&'static str> },
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::BuiltWithoutKernels { reason } => {
+                write!(f, "cubins was built without kernels ({reason}); rebuild with a CUDA toolkit to embed them")
+            }
+            RegistryError::UnknownKernelFile { name, available } => {
+                write!(f, "no kernel file `{name}`; built kernel files: {}", available.join(", "))
+            }
+            RegistryError::UnknownEntryPoint { file, name, available } => {
+                write!(f, "kernel file `{file}` has no entry point `{name}`; it has: {}", available.join(", "))
+            }
+            RegistryError::ArchNotBuilt { file, arch, built } => {
+                write!(f, "kernel file `{file}` was not built for {arch}; built: {}", built.join(", "))
+            }
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+mod generated {
+    use super::*;
+    include!(concat!(env!("OUT_DIR"), "/registry.rs"));
+}
+
+/// How the crate was built.
+pub fn build_info() -> &'static BuildInfo {
+    &generated::BUILD_INFO
+}
+
+/// Every kernel file, sorted by name. Errors if the crate was built without kernels.
+pub fn kernel_files() -> Result<&'static [KernelFile], RegistryError> {
+    match generated::BUILD_INFO.without_kernels {
+        Some(reason) => Err(RegistryError::BuiltWithoutKernels { reason }),
+        None => Ok(generated::KERNEL_FILES),
+    }
+}
+
+/// The kernel file `name` (`copy` for `cuda/copy.cu`).
+pub fn kernel_file(name: &str) -> Result<&'static KernelFile, RegistryError> {
+    let files = kernel_files()?;
+    files.iter().find(|f| f.name == name).ok_or_else(|| RegistryError::UnknownKernelFile {
+        name: name.to_string(),
+        available: files.iter().map(|f| f.name).collect(),
+    })
+}
+
+/// Finds the kernel file that defines entry point `name` (mangled or demangled).
+pub fn find_entry_point(name: &str) -> Result<(&'static KernelFile, &'static EntryPoint), RegistryError> {
+    let files = kernel_files()?;
+    for f in files {
+        if let Some(e) = f.entry_points.iter().find(|e| e.mangled == name || e.demangled == name) {
+            return Ok((f, e));
+        }
+    }
+    Err(RegistryError::UnknownEntryPoint {
+        file: "*",
+        name: name.to_string(),
+        available: files.iter().flat_map(|f| f.entry_points.iter().map(|e| e.demangled)).collect(),
+    })
+}
+
+impl KernelFile {
+    /// The cubin built for exactly `arch` (`sm_90`).
+    pub fn cubin(&self, arch: &str) -> Result<&'static Cubin, RegistryError> {
+        self.cubins.iter().find(|c| c.arch == arch).ok_or_else(|| RegistryError::ArchNotBuilt {
+            file: self.name,
+            arch: arch.to_string(),
+            built: self.cubins.iter().map(|c| c.arch).collect(),
+        })
+    }
+
+    pub fn entry_point(&self, name: &str) -> Result<&'static EntryPoint, RegistryError> {
+        self.entry_points.iter().find(|e| e.mangled == name || e.demangled == name).ok_or_else(|| {
+            RegistryError::UnknownEntryPoint {
+                file: self.name,
+                name: name.to_string(),
+                available: self.entry_points.iter().map(|e| e.demangled).collect(),
+            }
+        })
+    }
+}
+
+impl Cubin {
+    pub fn resources(&self, mangled: &str) -> Option<&'static Resources> {
+        self.resources.iter().find(|r| r.mangled == mangled)
+    }
+}

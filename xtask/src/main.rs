@@ -1,0 +1,44 @@
+//! Developer tasks: `cargo xtask <task>`. Run `cargo xtask help` for the list.
+
+mod setup;
+mod tasks;
+
+use std::path::PathBuf;
+
+type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+const HELP: &str = "\
+cargo xtask <task>
+
+  setup             install the pinned CUDA toolchain (NVIDIA wheels from PyPI) into .cuda/
+  build [ARGS]      setup, then build every kernel (cargo build ARGS) and print a per-kernel summary
+  test [ARGS]       setup, then run the whole test suite (cargo test ARGS), no GPU needed
+  inspect [ARGS]    run the cubins-inspect CLI (report, diff, or a .cu/.cubin file)
+  help              this text
+";
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let task = args.next().unwrap_or_else(|| "help".into());
+    let rest: Vec<String> = args.collect();
+    let result = match task.as_str() {
+        "setup" => setup::run().map(|_| ()),
+        "build" => tasks::build(&rest),
+        "test" => tasks::test(&rest),
+        "inspect" => tasks::inspect(&rest),
+        "help" | "--help" | "-h" => {
+            print!("{HELP}");
+            Ok(())
+        }
+        other => Err(format!("unknown task `{other}`\n\n{HELP}").into()),
+    };
+    if let Err(e) = result {
+        eprintln!("xtask {task}: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// The workspace root (this crate lives in `xtask/`).
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask is inside the workspace").to_path_buf()
+}
