@@ -98,7 +98,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     let plan = Plan::discover(&cuda_dir, archs.clone()).map_err(|e| format!("cubins: reading {}: {e}", cuda_dir.display()))?;
     let cache_root = env("CUBINS_CACHE_DIR").filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or_else(|| ctx.out_dir.join("cache"));
     let cache = Cache::new(cache_root.clone()).map_err(|e| format!("cubins: cache {}: {e}", cache_root.display()))?;
-    let build = pipeline::build(&tc, &plan, &cache, ctx.jobs).map_err(|e| format!("cubins: {e}"))?;
+    let mut build = pipeline::build(&tc, &plan, &cache, ctx.jobs).map_err(|e| format!("cubins: {e}"))?;
     for dep in build.all_deps() {
         println!("cargo:rerun-if-changed={}", dep.display());
     }
@@ -117,7 +117,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
         .map_err(|errs| format!("cubins: typed launchers disagree with the cubins' parameter tables:\n{}", errs.join("\n")))?;
 
     let artifacts = ctx.out_dir.join("artifacts");
-    let ptx_copies = stage_artifacts(&build, &artifacts)?;
+    let ptx_copies = stage_artifacts(&mut build, &artifacts)?;
     let report_json = serde_json::to_string(&ReportsFile::new(&tc, &build, &reports)).map_err(|e| e.to_string())?;
     write(&ctx.out_dir.join("reports.json"), &report_json)?;
     let archs_s: Vec<String> = archs.iter().map(|a| a.sm_name()).collect();
@@ -152,9 +152,10 @@ fn inspect(build: &BuildOutput, manifest: &Manifest) -> Result<Vec<Vec<CubinRepo
         .collect()
 }
 
-/// Copies artifacts and their tool outputs into `dir` (what `include_bytes!` reads, and
-/// what a reviewer opens), PTX with a trailing NUL for `cuModuleLoadData`.
-fn stage_artifacts(build: &BuildOutput, dir: &Path) -> Result<Vec<Option<PathBuf>>, String> {
+/// Copies artifacts and their tool outputs into `dir` (what a reviewer opens) and points the
+/// build at the copies: `include_bytes!` must not read from a cache that `CUBINS_CACHE_DIR`
+/// users may clean. PTX gets a trailing NUL for `cuModuleLoadData`.
+fn stage_artifacts(build: &mut BuildOutput, dir: &Path) -> Result<Vec<Option<PathBuf>>, String> {
     fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let copy = |name: String, bytes: &[u8]| -> Result<PathBuf, String> {
         let p = dir.join(name);
@@ -164,11 +165,11 @@ fn stage_artifacts(build: &BuildOutput, dir: &Path) -> Result<Vec<Option<PathBuf
         Ok(p)
     };
     let mut ptx_copies = Vec::new();
-    for f in &build.files {
-        for c in &f.cubins {
+    for f in &mut build.files {
+        for c in &mut f.cubins {
             let stem = format!("{}.{}", f.name, c.arch.sm_name());
             let bytes = fs::read(&c.path).map_err(|e| e.to_string())?;
-            copy(format!("{stem}.cubin"), &bytes)?;
+            c.path = copy(format!("{stem}.cubin"), &bytes)?;
             copy(format!("{stem}.ptxas.log"), c.outputs.ptxas_log.as_bytes())?;
             copy(format!("{stem}.sass"), c.outputs.sass.as_bytes())?;
             copy(format!("{stem}.res-usage.txt"), c.outputs.res_usage.as_bytes())?;
@@ -182,7 +183,6 @@ fn stage_artifacts(build: &BuildOutput, dir: &Path) -> Result<Vec<Option<PathBuf
             None => None,
         });
     }
-    // include_bytes! wants the staged cubins, not the cache's (which CUBINS_CACHE_DIR may clean).
     Ok(ptx_copies)
 }
 
