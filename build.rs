@@ -4,9 +4,16 @@
 
 fn main() {
     let ctx = cubins_inspect::build_script::Context {
-        manifest_dir: std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR").into(),
-        out_dir: std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR").into(),
-        jobs: std::env::var("NUM_JOBS").ok().and_then(|n| n.parse().ok()).unwrap_or(1),
+        manifest_dir: std::env::var_os("CARGO_MANIFEST_DIR")
+            .expect("cargo sets CARGO_MANIFEST_DIR")
+            .into(),
+        out_dir: std::env::var_os("OUT_DIR")
+            .expect("cargo sets OUT_DIR")
+            .into(),
+        jobs: std::env::var("NUM_JOBS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1),
     };
     if let Err(message) = cubins_inspect::build_script::run(&ctx) {
         // A plain message and exit code, not a panic backtrace.

@@ -6,4 +6,6 @@
 
 pub mod registry;
 
-pub use registry::{build_info, find_entry_point, kernel_file, kernel_files, RegistryError};
+pub use registry::{
+    build_info, find_entry_point, kernel_file, kernel_files, registry, Registry, RegistryError,
+};

@@ -94,9 +94,20 @@ pub struct BuildInfo {
 pub enum RegistryError {
     /// The crate was built without compiling kernels.
     BuiltWithoutKernels { reason: &'static str },
-    UnknownKernelFile { name: String, available: Vec<&'static str> },
-    UnknownEntryPoint { file: &'static str, name: String, available: Vec<&'static str> },
-    ArchNotBuilt { file: &'static str, arch: String, built: Vec<&'static str> },
+    UnknownKernelFile {
+        name: String,
+        available: Vec<&'static str>,
+    },
+    UnknownEntryPoint {
+        file: &'static str,
+        name: String,
+        available: Vec<&'static str>,
+    },
+    ArchNotBuilt {
+        file: &'static str,
+        arch: String,
+        built: Vec<&'static str>,
+    },
 }
 
 impl fmt::Display for RegistryError {
@@ -106,13 +117,29 @@ impl fmt::Display for RegistryError {
                 write!(f, "cubins was built without kernels ({reason}); rebuild with a CUDA toolkit to embed them")
             }
             RegistryError::UnknownKernelFile { name, available } => {
-                write!(f, "no kernel file `{name}`; built kernel files: {}", available.join(", "))
+                write!(
+                    f,
+                    "no kernel file `{name}`; built kernel files: {}",
+                    available.join(", ")
+                )
             }
-            RegistryError::UnknownEntryPoint { file, name, available } => {
-                write!(f, "kernel file `{file}` has no entry point `{name}`; it has: {}", available.join(", "))
+            RegistryError::UnknownEntryPoint {
+                file,
+                name,
+                available,
+            } => {
+                write!(
+                    f,
+                    "kernel file `{file}` has no entry point `{name}`; it has: {}",
+                    available.join(", ")
+                )
             }
             RegistryError::ArchNotBuilt { file, arch, built } => {
-                write!(f, "kernel file `{file}` was not built for {arch}; built: {}", built.join(", "))
+                write!(
+                    f,
+                    "kernel file `{file}` was not built for {arch}; built: {}",
+                    built.join(", ")
+                )
             }
         }
     }
@@ -125,66 +152,145 @@ mod generated {
     include!(concat!(env!("OUT_DIR"), "/registry.rs"));
 }
 
+/// A set of kernel files with the build that produced them. [`registry()`] is the one
+/// embedded in this crate; other instances exist for tests.
+#[derive(Debug, Clone, Copy)]
+pub struct Registry {
+    pub info: &'static BuildInfo,
+    pub files: &'static [KernelFile],
+}
+
+/// The registry embedded in this crate.
+pub fn registry() -> Registry {
+    Registry {
+        info: &generated::BUILD_INFO,
+        files: generated::KERNEL_FILES,
+    }
+}
+
 /// How the crate was built.
 pub fn build_info() -> &'static BuildInfo {
-    &generated::BUILD_INFO
+    registry().info
 }
 
 /// Every kernel file, sorted by name. Errors if the crate was built without kernels.
 pub fn kernel_files() -> Result<&'static [KernelFile], RegistryError> {
-    match generated::BUILD_INFO.without_kernels {
-        Some(reason) => Err(RegistryError::BuiltWithoutKernels { reason }),
-        None => Ok(generated::KERNEL_FILES),
-    }
+    registry().kernel_files()
 }
 
 /// The kernel file `name` (`copy` for `cuda/copy.cu`).
 pub fn kernel_file(name: &str) -> Result<&'static KernelFile, RegistryError> {
-    let files = kernel_files()?;
-    files.iter().find(|f| f.name == name).ok_or_else(|| RegistryError::UnknownKernelFile {
-        name: name.to_string(),
-        available: files.iter().map(|f| f.name).collect(),
-    })
+    registry().kernel_file(name)
 }
 
 /// Finds the kernel file that defines entry point `name` (mangled or demangled).
-pub fn find_entry_point(name: &str) -> Result<(&'static KernelFile, &'static EntryPoint), RegistryError> {
-    let files = kernel_files()?;
-    for f in files {
-        if let Some(e) = f.entry_points.iter().find(|e| e.mangled == name || e.demangled == name) {
-            return Ok((f, e));
+pub fn find_entry_point(
+    name: &str,
+) -> Result<(&'static KernelFile, &'static EntryPoint), RegistryError> {
+    registry().find_entry_point(name)
+}
+
+impl Registry {
+    pub fn kernel_files(&self) -> Result<&'static [KernelFile], RegistryError> {
+        match self.info.without_kernels {
+            Some(reason) => Err(RegistryError::BuiltWithoutKernels { reason }),
+            None => Ok(self.files),
         }
     }
-    Err(RegistryError::UnknownEntryPoint {
-        file: "*",
-        name: name.to_string(),
-        available: files.iter().flat_map(|f| f.entry_points.iter().map(|e| e.demangled)).collect(),
-    })
+
+    pub fn kernel_file(&self, name: &str) -> Result<&'static KernelFile, RegistryError> {
+        let files = self.kernel_files()?;
+        files
+            .iter()
+            .find(|f| f.name == name)
+            .ok_or_else(|| RegistryError::UnknownKernelFile {
+                name: name.to_string(),
+                available: files.iter().map(|f| f.name).collect(),
+            })
+    }
+
+    pub fn find_entry_point(
+        &self,
+        name: &str,
+    ) -> Result<(&'static KernelFile, &'static EntryPoint), RegistryError> {
+        let files = self.kernel_files()?;
+        for f in files {
+            if let Some(e) = f
+                .entry_points
+                .iter()
+                .find(|e| e.mangled == name || e.demangled == name)
+            {
+                return Ok((f, e));
+            }
+        }
+        Err(RegistryError::UnknownEntryPoint {
+            file: "*",
+            name: name.to_string(),
+            available: files
+                .iter()
+                .flat_map(|f| f.entry_points.iter().map(|e| e.demangled))
+                .collect(),
+        })
+    }
 }
 
 impl KernelFile {
     /// The cubin built for exactly `arch` (`sm_90`).
     pub fn cubin(&self, arch: &str) -> Result<&'static Cubin, RegistryError> {
-        self.cubins.iter().find(|c| c.arch == arch).ok_or_else(|| RegistryError::ArchNotBuilt {
-            file: self.name,
-            arch: arch.to_string(),
-            built: self.cubins.iter().map(|c| c.arch).collect(),
-        })
+        self.cubins
+            .iter()
+            .find(|c| c.arch == arch)
+            .ok_or_else(|| RegistryError::ArchNotBuilt {
+                file: self.name,
+                arch: arch.to_string(),
+                built: self.cubins.iter().map(|c| c.arch).collect(),
+            })
     }
 
     pub fn entry_point(&self, name: &str) -> Result<&'static EntryPoint, RegistryError> {
-        self.entry_points.iter().find(|e| e.mangled == name || e.demangled == name).ok_or_else(|| {
-            RegistryError::UnknownEntryPoint {
+        self.entry_points
+            .iter()
+            .find(|e| e.mangled == name || e.demangled == name)
+            .ok_or_else(|| RegistryError::UnknownEntryPoint {
                 file: self.name,
                 name: name.to_string(),
                 available: self.entry_points.iter().map(|e| e.demangled).collect(),
-            }
-        })
+            })
     }
 }
 
 impl Cubin {
     pub fn resources(&self, mangled: &str) -> Option<&'static Resources> {
         self.resources.iter().find(|r| r.mangled == mangled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static NO_KERNELS: BuildInfo = BuildInfo {
+        without_kernels: Some("CUBINS_NO_BUILD=1 was set at build time"),
+        toolkit: "",
+        archs: &[],
+    };
+
+    #[test]
+    fn a_build_without_kernels_says_why_on_every_lookup() {
+        let r = Registry {
+            info: &NO_KERNELS,
+            files: &[],
+        };
+        for err in [
+            r.kernel_files().unwrap_err(),
+            r.kernel_file("copy").unwrap_err(),
+            r.find_entry_point("copy_vec16").unwrap_err(),
+        ] {
+            let msg = err.to_string();
+            assert!(
+                msg.contains("built without kernels") && msg.contains("CUBINS_NO_BUILD=1"),
+                "{msg}"
+            );
+        }
     }
 }

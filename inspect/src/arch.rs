@@ -49,11 +49,17 @@ impl std::error::Error for ArchError {}
 
 impl Arch {
     pub const fn new(cc: u32) -> Self {
-        Arch { cc, arch_specific: false }
+        Arch {
+            cc,
+            arch_specific: false,
+        }
     }
 
     pub const fn specific(cc: u32) -> Self {
-        Arch { cc, arch_specific: true }
+        Arch {
+            cc,
+            arch_specific: true,
+        }
     }
 
     pub fn major(&self) -> u32 {
@@ -66,9 +72,14 @@ impl Arch {
 
     /// Parses `90a`, `sm_90a`, `sm90a`, `SM_90A`; rejects arches not in [`SUPPORTED`].
     pub fn parse(input: &str) -> Result<Arch, ArchError> {
-        let err = || ArchError { input: input.to_string() };
+        let err = || ArchError {
+            input: input.to_string(),
+        };
         let s = input.trim().to_ascii_lowercase();
-        let s = s.strip_prefix("sm_").or_else(|| s.strip_prefix("sm")).unwrap_or(&s);
+        let s = s
+            .strip_prefix("sm_")
+            .or_else(|| s.strip_prefix("sm"))
+            .unwrap_or(&s);
         let (digits, specific) = match s.strip_suffix('a') {
             Some(d) => (d, true),
             None => (s, false),
@@ -77,7 +88,10 @@ impl Arch {
             return Err(err());
         }
         let cc: u32 = digits.parse().map_err(|_| err())?;
-        let arch = Arch { cc, arch_specific: specific };
+        let arch = Arch {
+            cc,
+            arch_specific: specific,
+        };
         if SUPPORTED.contains(&arch) {
             Ok(arch)
         } else {
@@ -89,7 +103,10 @@ impl Arch {
     /// sorted and without duplicates.
     pub fn parse_list(input: &str) -> Result<Vec<Arch>, ArchError> {
         let mut out = Vec::new();
-        for part in input.split([';', ',', ' ', '\t']).filter(|p| !p.trim().is_empty()) {
+        for part in input
+            .split([';', ',', ' ', '\t'])
+            .filter(|p| !p.trim().is_empty())
+        {
             out.push(Arch::parse(part)?);
         }
         out.sort();
@@ -99,12 +116,20 @@ impl Arch {
 
     /// `sm_90a`
     pub fn sm_name(&self) -> String {
-        format!("sm_{}{}", self.cc, if self.arch_specific { "a" } else { "" })
+        format!(
+            "sm_{}{}",
+            self.cc,
+            if self.arch_specific { "a" } else { "" }
+        )
     }
 
     /// `compute_90a`
     pub fn compute_name(&self) -> String {
-        format!("compute_{}{}", self.cc, if self.arch_specific { "a" } else { "" })
+        format!(
+            "compute_{}{}",
+            self.cc,
+            if self.arch_specific { "a" } else { "" }
+        )
     }
 
     /// The cargo feature that selects this arch: `sm90a`.
@@ -159,14 +184,25 @@ mod tests {
         for s in ["75", "sm_91", "", "sm_", "9x", "80aa", "compute_80", "a"] {
             let e = Arch::parse(s).unwrap_err();
             let msg = e.to_string();
-            assert!(msg.contains("sm_80") && msg.contains("sm_90a") && msg.contains("sm_120"), "{msg}");
+            assert!(
+                msg.contains("sm_80") && msg.contains("sm_90a") && msg.contains("sm_120"),
+                "{msg}"
+            );
         }
     }
 
     #[test]
     fn list_is_sorted_and_deduplicated() {
         let l = Arch::parse_list("90a;80, 89 89;sm_90").unwrap();
-        assert_eq!(l, vec![Arch::new(80), Arch::new(89), Arch::new(90), Arch::specific(90)]);
+        assert_eq!(
+            l,
+            vec![
+                Arch::new(80),
+                Arch::new(89),
+                Arch::new(90),
+                Arch::specific(90)
+            ]
+        );
         assert!(Arch::parse_list("80;77").is_err());
     }
 

@@ -35,14 +35,22 @@ pub enum ArchSource {
 }
 
 /// `CUBINS_ARCHS` if set (replaces features), else the `sm*` cargo features, else [`DEFAULT`].
-pub fn select_archs(env: &dyn Fn(&str) -> Option<String>) -> Result<(Vec<Arch>, ArchSource), ArchError> {
+pub fn select_archs(
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(Vec<Arch>, ArchSource), ArchError> {
     if let Some(v) = env("CUBINS_ARCHS").filter(|v| !v.trim().is_empty()) {
         return Ok((Arch::parse_list(&v)?, ArchSource::EnvOverride));
     }
     let mut archs: Vec<Arch> = crate::arch::SUPPORTED
         .iter()
         .copied()
-        .filter(|a| env(&format!("CARGO_FEATURE_{}", a.feature_name().to_ascii_uppercase())).is_some())
+        .filter(|a| {
+            env(&format!(
+                "CARGO_FEATURE_{}",
+                a.feature_name().to_ascii_uppercase()
+            ))
+            .is_some()
+        })
         .collect();
     if archs.is_empty() {
         return Ok((DEFAULT.to_vec(), ArchSource::Default));
@@ -77,8 +85,14 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     }
     let cuda_dir = ctx.manifest_dir.join("cuda");
     println!("cargo:rerun-if-changed={}", cuda_dir.display());
-    println!("cargo:rerun-if-changed={}", cuda_dir.join("include").display());
-    println!("cargo:rerun-if-changed={}", cuda_dir.join("kernels.toml").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        cuda_dir.join("include").display()
+    );
+    println!(
+        "cargo:rerun-if-changed={}",
+        cuda_dir.join("kernels.toml").display()
+    );
     let registry_path = ctx.out_dir.join("registry.rs");
     let launchers_path = ctx.out_dir.join("launchers.rs");
 
@@ -94,37 +108,64 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     for &a in &archs {
         tc.check_arch(a).map_err(|e| e.to_string())?;
     }
-    let manifest = Manifest::load(&cuda_dir.join("kernels.toml")).map_err(|e| format!("cubins: {e}"))?;
-    let plan = Plan::discover(&cuda_dir, archs.clone()).map_err(|e| format!("cubins: reading {}: {e}", cuda_dir.display()))?;
-    let cache_root = env("CUBINS_CACHE_DIR").filter(|v| !v.is_empty()).map(PathBuf::from).unwrap_or_else(|| ctx.out_dir.join("cache"));
-    let cache = Cache::new(cache_root.clone()).map_err(|e| format!("cubins: cache {}: {e}", cache_root.display()))?;
-    let mut build = pipeline::build(&tc, &plan, &cache, ctx.jobs).map_err(|e| format!("cubins: {e}"))?;
+    let manifest =
+        Manifest::load(&cuda_dir.join("kernels.toml")).map_err(|e| format!("cubins: {e}"))?;
+    let plan = Plan::discover(&cuda_dir, archs.clone())
+        .map_err(|e| format!("cubins: reading {}: {e}", cuda_dir.display()))?;
+    let cache_root = env("CUBINS_CACHE_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| ctx.out_dir.join("cache"));
+    let cache = Cache::new(cache_root.clone())
+        .map_err(|e| format!("cubins: cache {}: {e}", cache_root.display()))?;
+    let mut build =
+        pipeline::build(&tc, &plan, &cache, ctx.jobs).map_err(|e| format!("cubins: {e}"))?;
     for dep in build.all_deps() {
         println!("cargo:rerun-if-changed={}", dep.display());
     }
 
     let reports = inspect(&build, &manifest)?;
-    let flat: Vec<(String, &CubinReport)> =
-        build.files.iter().zip(&reports).flat_map(|(f, rs)| rs.iter().map(move |r| (f.name.clone(), r))).collect();
+    let flat: Vec<(String, &CubinReport)> = build
+        .files
+        .iter()
+        .zip(&reports)
+        .flat_map(|(f, rs)| rs.iter().map(move |r| (f.name.clone(), r)))
+        .collect();
     let outcome = contract::check_all(&manifest, &flat);
     for w in &outcome.warnings {
         println!("cargo:warning={}", w.replace('\n', " | "));
     }
     if !outcome.errors.is_empty() {
-        return Err(format!("cubins: kernel contract violations:\n\n{}", outcome.errors.join("\n\n")));
+        return Err(format!(
+            "cubins: kernel contract violations:\n\n{}",
+            outcome.errors.join("\n\n")
+        ));
     }
-    let launchers = launcher::generate(&manifest, &flat)
-        .map_err(|errs| format!("cubins: typed launchers disagree with the cubins' parameter tables:\n{}", errs.join("\n")))?;
+    let launchers = launcher::generate(&manifest, &flat).map_err(|errs| {
+        format!(
+            "cubins: typed launchers disagree with the cubins' parameter tables:\n{}",
+            errs.join("\n")
+        )
+    })?;
 
     let artifacts = ctx.out_dir.join("artifacts");
     let ptx_copies = stage_artifacts(&mut build, &artifacts)?;
-    let report_json = serde_json::to_string(&ReportsFile::new(&tc, &build, &reports)).map_err(|e| e.to_string())?;
+    let report_json = serde_json::to_string(&ReportsFile::new(&tc, &build, &reports))
+        .map_err(|e| e.to_string())?;
     write(&ctx.out_dir.join("reports.json"), &report_json)?;
     let archs_s: Vec<String> = archs.iter().map(|a| a.sm_name()).collect();
-    let registry = registry_gen::generate(&build, &reports, &tc.version.full, &plan.flags_for_identity(), &archs_s, &ptx_copies);
+    let registry = registry_gen::generate(
+        &build,
+        &reports,
+        &tc.version.full,
+        &plan.flags_for_identity(),
+        &archs_s,
+        &ptx_copies,
+    );
     write(&registry_path, &registry)?;
     write(&launchers_path, &launchers)?;
-    fs::write(ctx.out_dir.join("compiled.txt"), build.compiled.join("\n")).map_err(|e| e.to_string())?;
+    fs::write(ctx.out_dir.join("compiled.txt"), build.compiled.join("\n"))
+        .map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -144,8 +185,13 @@ fn inspect(build: &BuildOutput, manifest: &Manifest) -> Result<Vec<Vec<CubinRepo
             f.cubins
                 .iter()
                 .map(|c| {
-                    analyze_cubin(c.arch, &c.outputs, manifest)
-                        .map_err(|e| format!("cubins: inspecting {} for {}: {e}", f.source.display(), c.arch))
+                    analyze_cubin(c.arch, &c.outputs, manifest).map_err(|e| {
+                        format!(
+                            "cubins: inspecting {} for {}: {e}",
+                            f.source.display(),
+                            c.arch
+                        )
+                    })
                 })
                 .collect()
         })
@@ -172,13 +218,19 @@ fn stage_artifacts(build: &mut BuildOutput, dir: &Path) -> Result<Vec<Option<Pat
             c.path = copy(format!("{stem}.cubin"), &bytes)?;
             copy(format!("{stem}.ptxas.log"), c.outputs.ptxas_log.as_bytes())?;
             copy(format!("{stem}.sass"), c.outputs.sass.as_bytes())?;
-            copy(format!("{stem}.res-usage.txt"), c.outputs.res_usage.as_bytes())?;
+            copy(
+                format!("{stem}.res-usage.txt"),
+                c.outputs.res_usage.as_bytes(),
+            )?;
         }
         ptx_copies.push(match &f.ptx {
             Some(p) => {
                 let mut bytes = fs::read(&p.path).map_err(|e| e.to_string())?;
                 bytes.push(0);
-                Some(copy(format!("{}.{}.ptx", f.name, p.arch.compute_name()), &bytes)?)
+                Some(copy(
+                    format!("{}.{}.ptx", f.name, p.arch.compute_name()),
+                    &bytes,
+                )?)
             }
             None => None,
         });
@@ -219,7 +271,15 @@ impl ReportsFile {
                 .map(|(f, rs)| FileEntry {
                     name: f.name.clone(),
                     source_digest: f.source_digest.clone(),
-                    cubins: f.cubins.iter().zip(rs).map(|(c, r)| CubinEntry { sha256: c.sha256.clone(), report: r.clone() }).collect(),
+                    cubins: f
+                        .cubins
+                        .iter()
+                        .zip(rs)
+                        .map(|(c, r)| CubinEntry {
+                            sha256: c.sha256.clone(),
+                            report: r.clone(),
+                        })
+                        .collect(),
                 })
                 .collect(),
         }
@@ -232,7 +292,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let m: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         move |k| m.get(k).cloned()
     }
 
@@ -245,7 +308,11 @@ mod tests {
 
     #[test]
     fn features_are_additive_and_sm90a_not_implied() {
-        let (a, src) = select_archs(&env_of(&[("CARGO_FEATURE_SM89", "1"), ("CARGO_FEATURE_SM90", "1")])).unwrap();
+        let (a, src) = select_archs(&env_of(&[
+            ("CARGO_FEATURE_SM89", "1"),
+            ("CARGO_FEATURE_SM90", "1"),
+        ]))
+        .unwrap();
         assert_eq!(src, ArchSource::Features);
         assert_eq!(a, vec![Arch::new(89), Arch::new(90)]);
         let (a, _) = select_archs(&env_of(&[("CARGO_FEATURE_SM90A", "1")])).unwrap();
@@ -254,7 +321,11 @@ mod tests {
 
     #[test]
     fn env_override_replaces_features() {
-        let (a, src) = select_archs(&env_of(&[("CUBINS_ARCHS", "80;90a"), ("CARGO_FEATURE_SM89", "1")])).unwrap();
+        let (a, src) = select_archs(&env_of(&[
+            ("CUBINS_ARCHS", "80;90a"),
+            ("CARGO_FEATURE_SM89", "1"),
+        ]))
+        .unwrap();
         assert_eq!(src, ArchSource::EnvOverride);
         assert_eq!(a, vec![Arch::new(80), Arch::specific(90)]);
         let e = select_archs(&env_of(&[("CUBINS_ARCHS", "80;61")])).unwrap_err();
@@ -265,7 +336,11 @@ mod tests {
     fn skip_reasons() {
         assert!(skip_reason(&env_of(&[])).is_none());
         assert!(skip_reason(&env_of(&[("CUBINS_NO_BUILD", "0")])).is_none());
-        assert!(skip_reason(&env_of(&[("CUBINS_NO_BUILD", "1")])).unwrap().contains("CUBINS_NO_BUILD"));
-        assert!(skip_reason(&env_of(&[("DOCS_RS", "1")])).unwrap().contains("DOCS_RS"));
+        assert!(skip_reason(&env_of(&[("CUBINS_NO_BUILD", "1")]))
+            .unwrap()
+            .contains("CUBINS_NO_BUILD"));
+        assert!(skip_reason(&env_of(&[("DOCS_RS", "1")]))
+            .unwrap()
+            .contains("DOCS_RS"));
     }
 }

@@ -10,7 +10,7 @@ pub mod toolchain;
 
 pub use arch::Arch;
 pub mod analyze;
-pub mod registry_gen;
 pub mod build_script;
 pub mod contract;
 pub mod launcher;
+pub mod registry_gen;

@@ -97,12 +97,17 @@ impl std::error::Error for ManifestError {}
 
 impl Manifest {
     pub fn parse(text: &str, path: &str) -> Result<Manifest, ManifestError> {
-        toml::from_str(text).map_err(|e| ManifestError { path: path.to_string(), message: e.to_string() })
+        toml::from_str(text).map_err(|e| ManifestError {
+            path: path.to_string(),
+            message: e.to_string(),
+        })
     }
 
     pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ManifestError { path: path.display().to_string(), message: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
         Manifest::parse(&text, &path.display().to_string())
     }
 
@@ -114,7 +119,16 @@ impl Manifest {
             macro_rules! over {
                 ($($f:ident),*) => { $( if o.$f.is_some() { c.$f = o.$f.clone(); } )* };
             }
-            over!(max_registers, spills, max_stack_bytes, require, forbid, min_blocks_per_sm, exception, level);
+            over!(
+                max_registers,
+                spills,
+                max_stack_bytes,
+                require,
+                forbid,
+                min_blocks_per_sm,
+                exception,
+                level
+            );
         }
         Some(c)
     }

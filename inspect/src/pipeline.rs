@@ -37,22 +37,41 @@ impl Plan {
         sources.sort();
         let mut flags: Vec<String> = BASE_FLAGS.iter().map(|s| s.to_string()).collect();
         flags.push(format!("-I{}", source_dir.join("include").display()));
-        Ok(Plan { source_dir: source_dir.to_path_buf(), sources, archs, flags })
+        Ok(Plan {
+            source_dir: source_dir.to_path_buf(),
+            sources,
+            archs,
+            flags,
+        })
     }
 
     /// Flags that identify the build (include paths are machine-specific and left out).
     pub fn flags_for_identity(&self) -> Vec<String> {
-        self.flags.iter().filter(|f| !f.starts_with("-I")).cloned().collect()
+        self.flags
+            .iter()
+            .filter(|f| !f.starts_with("-I"))
+            .cloned()
+            .collect()
     }
 
     pub fn jobs(&self) -> Vec<Job> {
         let mut jobs = Vec::new();
         for src in &self.sources {
             for &arch in &self.archs {
-                jobs.push(Job { source: src.clone(), arch, kind: OutputKind::Cubin, flags: self.flags.clone() });
+                jobs.push(Job {
+                    source: src.clone(),
+                    arch,
+                    kind: OutputKind::Cubin,
+                    flags: self.flags.clone(),
+                });
             }
             if let Some(&lowest) = self.archs.first() {
-                jobs.push(Job { source: src.clone(), arch: lowest, kind: OutputKind::Ptx, flags: self.flags.clone() });
+                jobs.push(Job {
+                    source: src.clone(),
+                    arch: lowest,
+                    kind: OutputKind::Ptx,
+                    flags: self.flags.clone(),
+                });
             }
         }
         jobs
@@ -112,9 +131,15 @@ impl BuildOutput {
 #[derive(Debug)]
 pub enum BuildError {
     Compile(CompileError),
-    Io { what: String, error: std::io::Error },
+    Io {
+        what: String,
+        error: std::io::Error,
+    },
     /// cuobjdump failed on a cubin nvcc produced.
-    Inspect { command: String, stderr: String },
+    Inspect {
+        command: String,
+        stderr: String,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -135,7 +160,12 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> BuildError 
 }
 
 /// Runs the plan's jobs on up to `parallelism` threads through `cache`.
-pub fn build(tc: &Toolchain, plan: &Plan, cache: &Cache, parallelism: usize) -> Result<BuildOutput, BuildError> {
+pub fn build(
+    tc: &Toolchain,
+    plan: &Plan,
+    cache: &Cache,
+    parallelism: usize,
+) -> Result<BuildOutput, BuildError> {
     let jobs = plan.jobs();
     let queue = Mutex::new(jobs.iter().enumerate().collect::<VecDeque<_>>());
     let results: Mutex<Vec<Option<Result<Artifact, BuildError>>>> =
@@ -182,9 +212,14 @@ pub fn build(tc: &Toolchain, plan: &Plan, cache: &Cache, parallelism: usize) -> 
         }
         let deps = cubins.first().map(|a| a.deps.clone()).unwrap_or_default();
         files.push(KernelFileBuild {
-            name: src.file_stem().unwrap_or_default().to_string_lossy().into_owned(),
+            name: src
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned(),
             source: src.clone(),
-            source_digest: source_digest(&plan.source_dir, &deps).map_err(io_err("hashing the source closure"))?,
+            source_digest: source_digest(&plan.source_dir, &deps)
+                .map_err(io_err("hashing the source closure"))?,
             cubins,
             ptx,
         });
@@ -204,17 +239,31 @@ pub fn source_digest(source_dir: &Path, deps: &[PathBuf]) -> std::io::Result<Str
         }
     }
     parts.sort();
-    let flat: Vec<&str> = parts.iter().flat_map(|(a, b)| [a.as_str(), b.as_str()]).collect();
+    let flat: Vec<&str> = parts
+        .iter()
+        .flat_map(|(a, b)| [a.as_str(), b.as_str()])
+        .collect();
     Ok(key_of(&flat))
 }
 
 fn manifest_key(tc: &Toolchain, job: &Job) -> String {
     let arch = job.arch.sm_name();
     let kind = job.kind.extension();
-    let src = job.source.canonicalize().unwrap_or_else(|_| job.source.clone());
+    let src = job
+        .source
+        .canonicalize()
+        .unwrap_or_else(|_| job.source.clone());
     let src = src.to_string_lossy();
     let wrapper = tc.wrapper.as_deref().unwrap_or("");
-    let mut parts = vec!["cubins-cache-v1", &tc.version.banner, &tc.cuobjdump_banner, wrapper, &arch, kind, &src];
+    let mut parts = vec![
+        "cubins-cache-v1",
+        &tc.version.banner,
+        &tc.cuobjdump_banner,
+        wrapper,
+        &arch,
+        kind,
+        &src,
+    ];
     parts.extend(job.flags.iter().map(String::as_str));
     key_of(&parts)
 }
@@ -230,29 +279,54 @@ fn run_job(tc: &Toolchain, job: &Job, cache: &Cache) -> Result<Artifact, BuildEr
     if let Some((dir, deps)) = cache.lookup(&mkey) {
         return load_artifact(job, &dir, deps, false);
     }
-    let scratch = cache.scratch(&mkey).map_err(io_err("creating a scratch folder in the cache"))?;
+    let scratch = cache
+        .scratch(&mkey)
+        .map_err(io_err("creating a scratch folder in the cache"))?;
     let out = scratch.join(ARTIFACT);
     let depfile = scratch.join("deps.d");
     let mut cmd = job.command(tc, &out, &depfile);
-    let output = cmd.output().map_err(io_err(format!("running {}", tc.nvcc.display())))?;
+    let output = cmd
+        .output()
+        .map_err(io_err(format!("running {}", tc.nvcc.display())))?;
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     if !output.status.success() {
-        let command = format!("{} {}", tc.nvcc.display(), job.args(&out, &depfile).join(" "));
-        return Err(BuildError::Compile(CompileError { command, locations: error_locations(&stderr), stderr }));
+        let command = format!(
+            "{} {}",
+            tc.nvcc.display(),
+            job.args(&out, &depfile).join(" ")
+        );
+        return Err(BuildError::Compile(CompileError {
+            command,
+            locations: error_locations(&stderr),
+            stderr,
+        }));
     }
-    let deps_text = fs::read_to_string(&depfile).map_err(io_err(format!("reading {}", depfile.display())))?;
+    let deps_text =
+        fs::read_to_string(&depfile).map_err(io_err(format!("reading {}", depfile.display())))?;
     let deps: Vec<PathBuf> = parse_depfile(&deps_text)
         .into_iter()
-        .map(|d| if d.is_relative() { std::env::current_dir().map(|c| c.join(&d)).unwrap_or(d) } else { d })
+        .map(|d| {
+            if d.is_relative() {
+                std::env::current_dir().map(|c| c.join(&d)).unwrap_or(d)
+            } else {
+                d
+            }
+        })
         .collect();
     if job.kind == OutputKind::Cubin {
         fs::write(scratch.join(PTXAS_LOG), &stderr).map_err(io_err("writing the ptxas log"))?;
-        for (file, args) in [(RES_USAGE, &["-res-usage"][..]), (SASS, &["-sass"][..]), (ELF, &["-elf"][..])] {
+        for (file, args) in [
+            (RES_USAGE, &["-res-usage"][..]),
+            (SASS, &["-sass"][..]),
+            (ELF, &["-elf"][..]),
+        ] {
             let text = cuobjdump(tc, args, &out)?;
             fs::write(scratch.join(file), text).map_err(io_err(format!("writing {file}")))?;
         }
     }
-    let dir = cache.commit(&mkey, &scratch, &deps).map_err(io_err("storing the artifact in the cache"))?;
+    let dir = cache
+        .commit(&mkey, &scratch, &deps)
+        .map_err(io_err("storing the artifact in the cache"))?;
     load_artifact(job, &dir, deps, true)
 }
 
@@ -264,20 +338,45 @@ fn cuobjdump(tc: &Toolchain, args: &[&str], cubin: &Path) -> Result<String, Buil
         .map_err(io_err(format!("running {}", tc.cuobjdump.display())))?;
     if !out.status.success() {
         return Err(BuildError::Inspect {
-            command: format!("{} {} {}", tc.cuobjdump.display(), args.join(" "), cubin.display()),
+            command: format!(
+                "{} {} {}",
+                tc.cuobjdump.display(),
+                args.join(" "),
+                cubin.display()
+            ),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn load_artifact(job: &Job, dir: &Path, deps: Vec<PathBuf>, compiled: bool) -> Result<Artifact, BuildError> {
+fn load_artifact(
+    job: &Job,
+    dir: &Path,
+    deps: Vec<PathBuf>,
+    compiled: bool,
+) -> Result<Artifact, BuildError> {
     let path = dir.join(ARTIFACT);
     let sha256 = sha256_file(&path).map_err(io_err(format!("reading {}", path.display())))?;
-    let read = |f: &str| fs::read_to_string(dir.join(f)).map_err(io_err(format!("reading {}/{f}", dir.display())));
+    let read = |f: &str| {
+        fs::read_to_string(dir.join(f)).map_err(io_err(format!("reading {}/{f}", dir.display())))
+    };
     let outputs = match job.kind {
-        OutputKind::Cubin => CubinOutputs { ptxas_log: read(PTXAS_LOG)?, res_usage: read(RES_USAGE)?, sass: read(SASS)?, elf: read(ELF)? },
+        OutputKind::Cubin => CubinOutputs {
+            ptxas_log: read(PTXAS_LOG)?,
+            res_usage: read(RES_USAGE)?,
+            sass: read(SASS)?,
+            elf: read(ELF)?,
+        },
         OutputKind::Ptx => CubinOutputs::default(),
     };
-    Ok(Artifact { arch: job.arch, kind: job.kind, path, sha256, deps, outputs, compiled })
+    Ok(Artifact {
+        arch: job.arch,
+        kind: job.kind,
+        path,
+        sha256,
+        deps,
+        outputs,
+        compiled,
+    })
 }

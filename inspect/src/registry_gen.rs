@@ -42,7 +42,13 @@ pub fn generate(
     let _ = writeln!(o, "static FLAGS: &[&str] = &[{}];", flags_lit.join(", "));
     o.push_str("pub(super) static KERNEL_FILES: &[KernelFile] = &[\n");
     for (fi, file) in build.files.iter().enumerate() {
-        let _ = writeln!(o, "  KernelFile {{ name: {}, source_digest: {}, toolkit: {}, flags: FLAGS,", lit(&file.name), lit(&file.source_digest), lit(toolkit));
+        let _ = writeln!(
+            o,
+            "  KernelFile {{ name: {}, source_digest: {}, toolkit: {}, flags: FLAGS,",
+            lit(&file.name),
+            lit(&file.source_digest),
+            lit(toolkit)
+        );
         o.push_str("    cubins: &[\n");
         for (ci, cubin) in file.cubins.iter().enumerate() {
             let _ = writeln!(
@@ -59,7 +65,12 @@ pub fn generate(
                     let occ: Vec<String> = k
                         .occupancy
                         .iter()
-                        .map(|x| format!("({}, {}, {})", x.block_size, x.dynamic_smem_bytes, x.blocks_per_sm))
+                        .map(|x| {
+                            format!(
+                                "({}, {}, {})",
+                                x.block_size, x.dynamic_smem_bytes, x.blocks_per_sm
+                            )
+                        })
                         .collect();
                     let _ = writeln!(
                         o,
@@ -95,7 +106,11 @@ pub fn generate(
         o.push_str("    entry_points: &[\n");
         if let Some(rep) = reports.get(fi).and_then(|r| r.first()) {
             for k in &rep.kernels {
-                let params: Vec<String> = k.params.iter().map(|p| format!("({}, {})", p.offset, p.size)).collect();
+                let params: Vec<String> = k
+                    .params
+                    .iter()
+                    .map(|p| format!("({}, {})", p.offset, p.size))
+                    .collect();
                 let _ = writeln!(
                     o,
                     "      EntryPoint {{ mangled: {}, demangled: {}, params: &[{}] }},",

@@ -24,16 +24,28 @@ pub fn run() -> Result<PathBuf> {
     let bin = root.join(cubins_inspect::toolchain::discover::REPO_LOCAL_BIN);
     let stamp = root.join(".cuda/installed.txt");
     let wanted: String = WHEELS.iter().map(|(n, v)| format!("{n}=={v}\n")).collect();
-    let ready = bin.join("nvcc").is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted);
+    let ready =
+        bin.join("nvcc").is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted);
     if !ready {
-        println!("xtask setup: installing the CUDA toolchain wheels into {}", site.display());
+        println!(
+            "xtask setup: installing the CUDA toolchain wheels into {}",
+            site.display()
+        );
         let _ = std::fs::remove_dir_all(&site);
         let python = ["python3", "python"]
             .into_iter()
             .find(|p| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()))
             .ok_or("no python3 with pip found; install Python 3 with pip, or point NVCC at a CUDA toolkit")?;
         let status = Command::new(python)
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--target",
+            ])
             .arg(&site)
             .args(WHEELS.iter().map(|(n, v)| format!("{n}=={v}")))
             .status()?;
@@ -44,8 +56,21 @@ pub fn run() -> Result<PathBuf> {
     }
     let version = Command::new(bin.join("nvcc")).arg("--version").output()?;
     let version = String::from_utf8_lossy(&version.stdout);
-    let release = version.lines().find(|l| l.contains("release")).unwrap_or("?").trim().to_string();
-    println!("xtask setup: CUDA toolchain {} at {}", if ready { "already installed" } else { "installed" }, bin.display());
+    let release = version
+        .lines()
+        .find(|l| l.contains("release"))
+        .unwrap_or("?")
+        .trim()
+        .to_string();
+    println!(
+        "xtask setup: CUDA toolchain {} at {}",
+        if ready {
+            "already installed"
+        } else {
+            "installed"
+        },
+        bin.display()
+    );
     println!("  nvcc: {release}");
     for (n, v) in WHEELS {
         println!("  {n} {v}");

@@ -46,7 +46,9 @@ impl Cache {
     }
 
     fn manifest_path(&self, manifest_key: &str) -> PathBuf {
-        self.root.join("manifests").join(format!("{manifest_key}.deps"))
+        self.root
+            .join("manifests")
+            .join(format!("{manifest_key}.deps"))
     }
 
     pub fn object_dir(&self, object_key: &str) -> PathBuf {
@@ -72,7 +74,11 @@ impl Cache {
     /// complete object.
     pub fn lookup(&self, manifest_key: &str) -> Option<(PathBuf, Vec<PathBuf>)> {
         let text = fs::read_to_string(self.manifest_path(manifest_key)).ok()?;
-        let deps: Vec<PathBuf> = text.lines().filter(|l| !l.is_empty()).map(PathBuf::from).collect();
+        let deps: Vec<PathBuf> = text
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(PathBuf::from)
+            .collect();
         let key = Cache::object_key(manifest_key, &deps)?;
         let dir = self.object_dir(&key);
         dir.join("COMPLETE").is_file().then_some((dir, deps))
@@ -80,7 +86,10 @@ impl Cache {
 
     /// A fresh scratch folder for a job to write into before [`Cache::commit`].
     pub fn scratch(&self, manifest_key: &str) -> io::Result<PathBuf> {
-        let dir = self.root.join("tmp").join(format!("{manifest_key}-{}", std::process::id()));
+        let dir = self
+            .root
+            .join("tmp")
+            .join(format!("{manifest_key}-{}", std::process::id()));
         if dir.exists() {
             fs::remove_dir_all(&dir)?;
         }
@@ -89,9 +98,18 @@ impl Cache {
     }
 
     /// Moves a finished scratch folder into the object store and records its dependencies.
-    pub fn commit(&self, manifest_key: &str, scratch: &Path, deps: &[PathBuf]) -> io::Result<PathBuf> {
-        let key = Cache::object_key(manifest_key, deps)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "a dependency vanished during the compile"))?;
+    pub fn commit(
+        &self,
+        manifest_key: &str,
+        scratch: &Path,
+        deps: &[PathBuf],
+    ) -> io::Result<PathBuf> {
+        let key = Cache::object_key(manifest_key, deps).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "a dependency vanished during the compile",
+            )
+        })?;
         fs::write(scratch.join("COMPLETE"), b"")?;
         let dir = self.object_dir(&key);
         if dir.exists() {
@@ -100,7 +118,10 @@ impl Cache {
         if fs::rename(scratch, &dir).is_err() {
             // Another build may have committed the same object concurrently: keep theirs.
             if !dir.join("COMPLETE").is_file() {
-                return Err(io::Error::other(format!("could not store {}", dir.display())));
+                return Err(io::Error::other(format!(
+                    "could not store {}",
+                    dir.display()
+                )));
             }
             let _ = fs::remove_dir_all(scratch);
         }
@@ -115,7 +136,8 @@ mod tests {
     use super::*;
 
     fn tmpdir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("cubins-cache-test-{name}-{}", std::process::id()));
+        let d =
+            std::env::temp_dir().join(format!("cubins-cache-test-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         fs::create_dir_all(&d).unwrap();
         d
@@ -126,11 +148,11 @@ mod tests {
         let d = tmpdir("okey");
         let h = d.join("a.h");
         fs::write(&h, "int a;").unwrap();
-        let k1 = Cache::object_key("m", &[h.clone()]).unwrap();
+        let k1 = Cache::object_key("m", std::slice::from_ref(&h)).unwrap();
         fs::write(&h, "int b;").unwrap();
-        let k2 = Cache::object_key("m", &[h.clone()]).unwrap();
+        let k2 = Cache::object_key("m", std::slice::from_ref(&h)).unwrap();
         assert_ne!(k1, k2);
-        assert_ne!(k2, Cache::object_key("m2", &[h.clone()]).unwrap());
+        assert_ne!(k2, Cache::object_key("m2", std::slice::from_ref(&h)).unwrap());
         fs::remove_file(&h).unwrap();
         assert!(Cache::object_key("m", &[h]).is_none());
     }
@@ -144,7 +166,7 @@ mod tests {
         assert!(cache.lookup("k").is_none());
         let s = cache.scratch("k").unwrap();
         fs::write(s.join("artifact"), "bytes").unwrap();
-        let obj = cache.commit("k", &s, &[dep.clone()]).unwrap();
+        let obj = cache.commit("k", &s, std::slice::from_ref(&dep)).unwrap();
         let (found, deps) = cache.lookup("k").unwrap();
         assert_eq!(found, obj);
         assert_eq!(deps, vec![dep.clone()]);

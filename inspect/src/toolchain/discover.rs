@@ -43,13 +43,19 @@ pub struct NvccNotFound {
 
 impl fmt::Display for NvccNotFound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "cubins: no CUDA compiler (nvcc) found. Looked, in this order:")?;
+        writeln!(
+            f,
+            "cubins: no CUDA compiler (nvcc) found. Looked, in this order:"
+        )?;
         for t in &self.tried {
             writeln!(f, "  - {t}")?;
         }
         writeln!(f, "Provide one in any of these four ways:")?;
         writeln!(f, "  1. NVCC=/path/to/nvcc")?;
-        writeln!(f, "  2. CUDA_HOME (or CUDA_PATH) pointing at a CUDA toolkit whose bin/ holds nvcc")?;
+        writeln!(
+            f,
+            "  2. CUDA_HOME (or CUDA_PATH) pointing at a CUDA toolkit whose bin/ holds nvcc"
+        )?;
         writeln!(f, "  3. nvcc on PATH")?;
         writeln!(
             f,
@@ -78,7 +84,10 @@ pub fn locate_nvcc_with(
     if let Some(v) = nonempty("NVCC") {
         let p = PathBuf::from(&v);
         if exists(&p) {
-            return Ok(Located { nvcc: p, via: FoundVia::NvccVar });
+            return Ok(Located {
+                nvcc: p,
+                via: FoundVia::NvccVar,
+            });
         }
         tried.push(format!("NVCC={v}: no such file"));
     } else {
@@ -89,7 +98,10 @@ pub fn locate_nvcc_with(
         if let Some(v) = nonempty(var) {
             let p = Path::new(&v).join("bin").join("nvcc");
             if exists(&p) {
-                return Ok(Located { nvcc: p, via: FoundVia::CudaHome(var) });
+                return Ok(Located {
+                    nvcc: p,
+                    via: FoundVia::CudaHome(var),
+                });
             }
             tried.push(format!("{var}={v}: no bin/nvcc there"));
         } else {
@@ -102,7 +114,10 @@ pub fn locate_nvcc_with(
             for dir in std::env::split_paths(&path) {
                 let p = dir.join("nvcc");
                 if exists(&p) {
-                    return Ok(Located { nvcc: p, via: FoundVia::Path });
+                    return Ok(Located {
+                        nvcc: p,
+                        via: FoundVia::Path,
+                    });
                 }
             }
             tried.push("PATH: no nvcc in any of its directories".into());
@@ -112,7 +127,10 @@ pub fn locate_nvcc_with(
 
     let local = workspace_root.join(REPO_LOCAL_BIN).join("nvcc");
     if exists(&local) {
-        return Ok(Located { nvcc: local, via: FoundVia::RepoLocal });
+        return Ok(Located {
+            nvcc: local,
+            via: FoundVia::RepoLocal,
+        });
     }
     tried.push(format!("{}: not installed", local.display()));
     Err(NvccNotFound { tried })
@@ -130,7 +148,9 @@ pub fn sibling_tool(nvcc: &Path, name: &str) -> Option<PathBuf> {
         return Some(beside);
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 #[cfg(test)]
@@ -139,20 +159,51 @@ mod tests {
     use std::collections::{HashMap, HashSet};
 
     fn run(vars: &[(&str, &str)], files: &[&str]) -> Result<Located, NvccNotFound> {
-        let vars: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let vars: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let files: HashSet<PathBuf> = files.iter().map(PathBuf::from).collect();
-        locate_nvcc_with(&|k| vars.get(k).cloned(), Path::new("/repo"), &|p| files.contains(p))
+        locate_nvcc_with(&|k| vars.get(k).cloned(), Path::new("/repo"), &|p| {
+            files.contains(p)
+        })
     }
 
-    const ALL: &[&str] = &["/x/nvcc", "/home/bin/nvcc", "/cpath/bin/nvcc", "/p2/nvcc", "/repo/.cuda/site/nvidia/cu13/bin/nvcc"];
-    const VARS: &[(&str, &str)] = &[("NVCC", "/x/nvcc"), ("CUDA_HOME", "/home"), ("CUDA_PATH", "/cpath"), ("PATH", "/p1:/p2")];
+    const ALL: &[&str] = &[
+        "/x/nvcc",
+        "/home/bin/nvcc",
+        "/cpath/bin/nvcc",
+        "/p2/nvcc",
+        "/repo/.cuda/site/nvidia/cu13/bin/nvcc",
+    ];
+    const VARS: &[(&str, &str)] = &[
+        ("NVCC", "/x/nvcc"),
+        ("CUDA_HOME", "/home"),
+        ("CUDA_PATH", "/cpath"),
+        ("PATH", "/p1:/p2"),
+    ];
 
     #[test]
     fn order_is_nvcc_cudahome_cudapath_path_repolocal() {
         assert_eq!(run(VARS, ALL).unwrap().via, FoundVia::NvccVar);
-        assert_eq!(run(&VARS[1..], ALL).unwrap(), Located { nvcc: "/home/bin/nvcc".into(), via: FoundVia::CudaHome("CUDA_HOME") });
-        assert_eq!(run(&VARS[2..], ALL).unwrap().via, FoundVia::CudaHome("CUDA_PATH"));
-        assert_eq!(run(&VARS[3..], ALL).unwrap(), Located { nvcc: "/p2/nvcc".into(), via: FoundVia::Path });
+        assert_eq!(
+            run(&VARS[1..], ALL).unwrap(),
+            Located {
+                nvcc: "/home/bin/nvcc".into(),
+                via: FoundVia::CudaHome("CUDA_HOME")
+            }
+        );
+        assert_eq!(
+            run(&VARS[2..], ALL).unwrap().via,
+            FoundVia::CudaHome("CUDA_PATH")
+        );
+        assert_eq!(
+            run(&VARS[3..], ALL).unwrap(),
+            Located {
+                nvcc: "/p2/nvcc".into(),
+                via: FoundVia::Path
+            }
+        );
         assert_eq!(run(&[], ALL).unwrap().via, FoundVia::RepoLocal);
     }
 
@@ -161,13 +212,28 @@ mod tests {
         let e = run(&[("NVCC", "/nope/nvcc"), ("CUDA_HOME", "/nohome")], &[]).unwrap_err();
         assert!(e.tried[0].contains("/nope/nvcc"));
         assert!(e.tried[1].contains("/nohome"));
-        assert_eq!(run(&[("NVCC", "/nope/nvcc")], &["/repo/.cuda/site/nvidia/cu13/bin/nvcc"]).unwrap().via, FoundVia::RepoLocal);
+        assert_eq!(
+            run(
+                &[("NVCC", "/nope/nvcc")],
+                &["/repo/.cuda/site/nvidia/cu13/bin/nvcc"]
+            )
+            .unwrap()
+            .via,
+            FoundVia::RepoLocal
+        );
     }
 
     #[test]
     fn missing_nvcc_message_names_all_four_ways_and_setup() {
         let msg = run(&[("PATH", "/usr/bin")], &[]).unwrap_err().to_string();
-        for needle in ["NVCC=", "CUDA_HOME", "CUDA_PATH", "PATH", "cargo xtask setup", "CUBINS_NO_BUILD"] {
+        for needle in [
+            "NVCC=",
+            "CUDA_HOME",
+            "CUDA_PATH",
+            "PATH",
+            "cargo xtask setup",
+            "CUBINS_NO_BUILD",
+        ] {
             assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
         }
     }

@@ -46,11 +46,20 @@ impl ToolkitVersion {
 pub enum ToolchainError {
     NotFound(NvccNotFound),
     /// nvcc exists but could not be run or its output was not understood.
-    Broken { tool: PathBuf, detail: String },
+    Broken {
+        tool: PathBuf,
+        detail: String,
+    },
     /// cuobjdump is needed to inspect cubins and was not found.
-    NoCuobjdump { nvcc: PathBuf },
+    NoCuobjdump {
+        nvcc: PathBuf,
+    },
     /// The toolkit cannot build an arch that was asked for.
-    ArchTooNew { arch: Arch, toolkit: String, supported: Vec<String> },
+    ArchTooNew {
+        arch: Arch,
+        toolkit: String,
+        supported: Vec<String>,
+    },
 }
 
 impl fmt::Display for ToolchainError {
@@ -95,11 +104,19 @@ fn run_capture(tool: &Path, args: &[&str]) -> Result<String, ToolchainError> {
     let out = Command::new(tool)
         .args(args)
         .output()
-        .map_err(|e| ToolchainError::Broken { tool: tool.into(), detail: e.to_string() })?;
+        .map_err(|e| ToolchainError::Broken {
+            tool: tool.into(),
+            detail: e.to_string(),
+        })?;
     if !out.status.success() {
         return Err(ToolchainError::Broken {
             tool: tool.into(),
-            detail: format!("`{}` exited with {}: {}", args.join(" "), out.status, String::from_utf8_lossy(&out.stderr)),
+            detail: format!(
+                "`{}` exited with {}: {}",
+                args.join(" "),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ),
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -123,21 +140,35 @@ impl Toolchain {
             .map(|l| l.trim().to_string())
             .filter(|l| !l.is_empty())
             .collect();
-        let cuobjdump =
-            discover::sibling_tool(&nvcc, "cuobjdump").ok_or_else(|| ToolchainError::NoCuobjdump { nvcc: nvcc.clone() })?;
+        let cuobjdump = discover::sibling_tool(&nvcc, "cuobjdump")
+            .ok_or_else(|| ToolchainError::NoCuobjdump { nvcc: nvcc.clone() })?;
         let cuobjdump_banner = run_capture(&cuobjdump, &["--version"])?.trim().to_string();
-        let wrapper = std::env::var("CUBINS_NVCC_WRAPPER").ok().filter(|w| !w.trim().is_empty());
-        Ok(Toolchain { nvcc, via, cuobjdump, version, cuobjdump_banner, gpu_codes, wrapper })
+        let wrapper = std::env::var("CUBINS_NVCC_WRAPPER")
+            .ok()
+            .filter(|w| !w.trim().is_empty());
+        Ok(Toolchain {
+            nvcc,
+            via,
+            cuobjdump,
+            version,
+            cuobjdump_banner,
+            gpu_codes,
+            wrapper,
+        })
     }
 
     /// Errors if nvcc cannot build `arch`. Arch-specific targets (`sm_90a`) ride on their base
     /// arch, which `--list-gpu-code` lists.
     pub fn check_arch(&self, arch: Arch) -> Result<(), ToolchainError> {
         let base = format!("sm_{}", arch.cc);
-        if self.gpu_codes.iter().any(|c| *c == base) {
+        if self.gpu_codes.contains(&base) {
             Ok(())
         } else {
-            Err(ToolchainError::ArchTooNew { arch, toolkit: self.version.full.clone(), supported: self.gpu_codes.clone() })
+            Err(ToolchainError::ArchTooNew {
+                arch,
+                toolkit: self.version.full.clone(),
+                supported: self.gpu_codes.clone(),
+            })
         }
     }
 

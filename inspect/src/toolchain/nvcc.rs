@@ -37,7 +37,11 @@ pub struct Job {
 impl Job {
     /// `copy.sm_90.cubin`, `copy.compute_80.ptx`
     pub fn artifact_name(&self) -> String {
-        let stem = self.source.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let stem = self
+            .source
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         match self.kind {
             OutputKind::Cubin => format!("{stem}.{}.cubin", self.arch.sm_name()),
             OutputKind::Ptx => format!("{stem}.{}.ptx", self.arch.compute_name()),
@@ -50,7 +54,11 @@ impl Job {
         match self.kind {
             OutputKind::Cubin => vec![
                 "-cubin".into(),
-                format!("-gencode=arch={},code={}", self.arch.compute_name(), self.arch.sm_name()),
+                format!(
+                    "-gencode=arch={},code={}",
+                    self.arch.compute_name(),
+                    self.arch.sm_name()
+                ),
                 "-Xptxas".into(),
                 "-v".into(),
             ],
@@ -63,7 +71,11 @@ impl Job {
         let mut a = self.target_flags();
         a.extend(self.flags.iter().cloned());
         a.extend(["-MD".into(), "-MF".into(), depfile.display().to_string()]);
-        a.extend(["-o".into(), output.display().to_string(), self.source.display().to_string()]);
+        a.extend([
+            "-o".into(),
+            output.display().to_string(),
+            self.source.display().to_string(),
+        ]);
         a
     }
 
@@ -106,8 +118,10 @@ impl std::error::Error for CompileError {}
 pub fn error_locations(stderr: &str) -> Vec<ErrorLocation> {
     let re = regex::Regex::new(r"^(?P<file>[^\s()][^()]*)\((?P<line>\d+)\): (?P<kind>error|catastrophic error)[^:]*: (?P<msg>.*)$")
         .expect("static regex");
-    let ptxas = regex::Regex::new(r#"^ptxas (?:fatal|error)\s*: (?:'(?P<file>[^']+)', line (?P<line>\d+); )?(?P<msg>.*)$"#)
-        .expect("static regex");
+    let ptxas = regex::Regex::new(
+        r#"^ptxas (?:fatal|error)\s*: (?:'(?P<file>[^']+)', line (?P<line>\d+); )?(?P<msg>.*)$"#,
+    )
+    .expect("static regex");
     let mut out = Vec::new();
     for line in stderr.lines() {
         let line = line.trim_end();
@@ -120,7 +134,10 @@ pub fn error_locations(stderr: &str) -> Vec<ErrorLocation> {
         } else if let Some(c) = ptxas.captures(line) {
             out.push(ErrorLocation {
                 file: c.name("file").map_or("ptxas", |m| m.as_str()).to_string(),
-                line: c.name("line").and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
+                line: c
+                    .name("line")
+                    .and_then(|m| m.as_str().parse().ok())
+                    .unwrap_or(0),
                 message: c["msg"].to_string(),
             });
         }
@@ -133,7 +150,9 @@ pub fn parse_depfile(text: &str) -> Vec<PathBuf> {
     let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
     let mut deps = Vec::new();
     for rule in joined.lines() {
-        let Some((_, rhs)) = rule.split_once(": ").or_else(|| rule.split_once(" :")) else { continue };
+        let Some((_, rhs)) = rule.split_once(": ").or_else(|| rule.split_once(" :")) else {
+            continue;
+        };
         // Escaped spaces (`\ `) are part of a path.
         let mut cur = String::new();
         let mut chars = rhs.chars().peekable();
@@ -168,7 +187,14 @@ mod tests {
     fn error_location_from_front_end() {
         let stderr = "cuda/bad.cu(12): error: identifier \"x\" is undefined\n  x = 1;\n  ^\n\n1 error detected in the compilation of \"cuda/bad.cu\".\n";
         let locs = error_locations(stderr);
-        assert_eq!(locs, vec![ErrorLocation { file: "cuda/bad.cu".into(), line: 12, message: "identifier \"x\" is undefined".into() }]);
+        assert_eq!(
+            locs,
+            vec![ErrorLocation {
+                file: "cuda/bad.cu".into(),
+                line: 12,
+                message: "identifier \"x\" is undefined".into()
+            }]
+        );
     }
 
     #[test]
@@ -182,15 +208,33 @@ mod tests {
     fn depfile_with_continuations_and_escaped_spaces() {
         let d = "out.cubin : a.cu \\\n    /inc/x.h \\\n    /my\\ dir/y.h\n";
         let deps = parse_depfile(d);
-        assert_eq!(deps, vec![PathBuf::from("/inc/x.h"), PathBuf::from("/my dir/y.h"), PathBuf::from("a.cu")]);
+        assert_eq!(
+            deps,
+            vec![
+                PathBuf::from("/inc/x.h"),
+                PathBuf::from("/my dir/y.h"),
+                PathBuf::from("a.cu")
+            ]
+        );
     }
 
     #[test]
     fn arch_specific_cubin_uses_gencode() {
-        let j = Job { source: "cuda/gemm.cu".into(), arch: Arch::specific(90), kind: OutputKind::Cubin, flags: vec![] };
-        assert!(j.target_flags().contains(&"-gencode=arch=compute_90a,code=sm_90a".to_string()));
+        let j = Job {
+            source: "cuda/gemm.cu".into(),
+            arch: Arch::specific(90),
+            kind: OutputKind::Cubin,
+            flags: vec![],
+        };
+        assert!(j
+            .target_flags()
+            .contains(&"-gencode=arch=compute_90a,code=sm_90a".to_string()));
         assert_eq!(j.artifact_name(), "gemm.sm_90a.cubin");
-        let p = Job { kind: OutputKind::Ptx, arch: Arch::new(80), ..j };
+        let p = Job {
+            kind: OutputKind::Ptx,
+            arch: Arch::new(80),
+            ..j
+        };
         assert_eq!(p.artifact_name(), "gemm.compute_80.ptx");
     }
 }

@@ -1,0 +1,89 @@
+//! The embedded registry holds what the build produced: every kernel file under cuda/, a
+//! cubin per selected arch, PTX for the lowest, and identities that match the bytes.
+
+use cubins::registry::{build_info, kernel_file, kernel_files, RegistryError};
+use cubins_inspect::toolchain::cache::sha256_hex;
+use std::path::Path;
+
+fn cuda_sources() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda");
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_kernel_file_is_embedded_for_every_arch() {
+    let info = build_info();
+    assert!(
+        info.without_kernels.is_none(),
+        "this test needs a build with kernels"
+    );
+    assert!(!info.archs.is_empty());
+    let names: Vec<&str> = kernel_files().unwrap().iter().map(|f| f.name).collect();
+    assert_eq!(names, cuda_sources());
+    for f in kernel_files().unwrap() {
+        let archs: Vec<&str> = f.cubins.iter().map(|c| c.arch).collect();
+        assert_eq!(
+            archs, info.archs,
+            "{}: one cubin per built arch, ascending",
+            f.name
+        );
+        let ptx = f
+            .ptx
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no PTX", f.name));
+        assert_eq!(ptx.cc, f.cubins[0].cc, "PTX is built for the lowest arch");
+        assert_eq!(f.toolkit, info.toolkit);
+        assert_eq!(f.source_digest.len(), 64);
+        assert!(f.flags.contains(&"-lineinfo"));
+    }
+}
+
+#[test]
+fn artifact_hashes_match_their_bytes() {
+    for f in kernel_files().unwrap() {
+        for c in f.cubins {
+            assert!(
+                c.bytes.starts_with(b"\x7fELF"),
+                "{} {}: a cubin is an ELF image",
+                f.name,
+                c.arch
+            );
+            assert_eq!(sha256_hex(c.bytes), c.sha256, "{} {}", f.name, c.arch);
+        }
+        let ptx = f.ptx.as_ref().unwrap();
+        assert_eq!(
+            ptx.bytes_with_nul.last(),
+            Some(&0),
+            "PTX is NUL-terminated for the driver"
+        );
+        assert_eq!(sha256_hex(ptx.text().as_bytes()), ptx.sha256);
+        assert!(
+            ptx.text()
+                .contains(&format!(".target {}", ptx.arch.replace("compute_", "sm_"))),
+            "{}",
+            ptx.arch
+        );
+    }
+}
+
+#[test]
+fn lookups_name_what_exists() {
+    let copy = kernel_file("copy").unwrap();
+    assert!(copy.cubin(build_info().archs[0]).is_ok());
+    match kernel_file("no_such_file").unwrap_err() {
+        RegistryError::UnknownKernelFile { available, .. } => assert!(available.contains(&"copy")),
+        e => panic!("unexpected {e}"),
+    }
+    let err = copy.cubin("sm_75").unwrap_err().to_string();
+    assert!(
+        err.contains("sm_75") && err.contains(build_info().archs[0]),
+        "{err}"
+    );
+}
