@@ -23,7 +23,6 @@ pub const ENV_VARS: &[&str] = &[
     "NVCC",
     "CUDA_HOME",
     "CUDA_PATH",
-    "PATH",
 ];
 
 /// Where the arch selection came from.
