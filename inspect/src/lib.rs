@@ -5,12 +5,16 @@
 pub mod arch;
 pub mod manifest;
 pub mod model;
+pub mod occupancy;
+pub mod parse;
 pub mod pipeline;
 pub mod toolchain;
 
 pub use arch::Arch;
 pub mod analyze;
 pub mod build_script;
+pub mod compile;
 pub mod contract;
+pub mod sass;
 pub mod launcher;
 pub mod registry_gen;

@@ -52,6 +52,8 @@ pub enum Limiter {
     SharedMemory,
     Threads,
     BlockLimit,
+    /// Named barriers per SM (sm_90 and later).
+    Barriers,
     /// The block cannot run at all (too many threads or registers, or too much shared memory).
     DoesNotFit,
 }
@@ -88,7 +90,8 @@ pub struct KernelReport {
     pub cumulative_stack_bytes: Option<u32>,
     /// Constant bank sizes (`cmem[n]`) by bank index, when printed (sm_90 omits cmem[0]).
     pub cmem_bytes: BTreeMap<u32, u32>,
-    /// Register limit from `-maxrregcount` / `__launch_bounds__`, when ptxas reported an override.
+    /// Register limit from `-maxrregcount` / `__launch_bounds__` / `__maxnreg__`, when one applies
+    /// (ptxas's override line, else the cubin's `EIATTR_MAXREG_COUNT` when below 255).
     pub max_registers_override: Option<u32>,
     /// `.maxntid` / `__launch_bounds__` limit on threads per block, when the cubin states one.
     pub max_threads_per_block: Option<u32>,
