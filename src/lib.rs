@@ -3,8 +3,15 @@
 //!
 //! - [`registry`]: the embedded cubins and PTX with SHA-256, toolkit, flags, source digest,
 //!   entry points and resource facts; no GPU or driver needed.
+//! - [`runtime`]: route selection, launch checks and the typed launcher table; with the
+//!   `cust` feature, [`runtime::Gpu`] loads modules and launches.
+//! - `ops` (feature `cust`): safe operations over the typed launchers.
 
 pub mod registry;
+pub mod runtime;
+
+#[cfg(feature = "cust")]
+pub mod ops;
 
 pub use registry::{
     build_info, find_entry_point, kernel_file, kernel_files, registry, Registry, RegistryError,

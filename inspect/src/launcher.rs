@@ -1,10 +1,223 @@
-//! Typed launcher generation from `cuda/kernels.toml` and the ABI check against the cubins'
-//! parameter tables. (Placeholder until the runtime lands: generates nothing.)
+//! Typed launchers generated from `cuda/kernels.toml`, and the build-time ABI check of each
+//! launcher against every cubin's own parameter table.
+//!
+//! - [`params`]: the `name: type` declarations and their C layout (natural alignment).
+//! - [`abi`]: count, offset and size of each parameter against `.nv.info`, per arch.
+//! - [`emit`]: the Rust source the `cubins` crate includes (`OUT_DIR/launchers.rs`).
+
+pub mod abi;
+pub mod emit;
+pub mod params;
 
 use crate::manifest::Manifest;
 use crate::model::CubinReport;
+use params::StructLayouts;
+use std::path::Path;
 
-/// Rust source for the typed launchers, or the ABI mismatches that fail the build.
-pub fn generate(_manifest: &Manifest, _reports: &[(String, &CubinReport)]) -> Result<String, Vec<String>> {
-    Ok(String::new())
+/// Rust source for the typed launchers, or every problem that fails the build: malformed
+/// declarations and ABI mismatches. Struct layouts come from the committed bindings
+/// (`src/params.rs` of the crate being built, see [`struct_layouts_of_crate`]).
+pub fn generate(
+    manifest: &Manifest,
+    reports: &[(String, &CubinReport)],
+) -> Result<String, Vec<String>> {
+    let structs = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(|dir| struct_layouts_of_crate(Path::new(&dir)))
+        .unwrap_or_default();
+    generate_with(manifest, reports, &structs)
+}
+
+/// Layouts of the argument structs in `<crate>/src/params.rs` (bindgen output of
+/// `cuda/include/cubins/params.h`); none if the file does not exist.
+pub fn struct_layouts_of_crate(crate_dir: &Path) -> StructLayouts {
+    let path = crate_dir.join("src/params.rs");
+    if std::env::var_os("OUT_DIR").is_some() {
+        // Inside a build script: a regenerated binding must re-run the check.
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    std::fs::read_to_string(&path)
+        .map(|t| params::layouts_from_bindings(&t))
+        .unwrap_or_default()
+}
+
+/// [`generate`] with explicit struct layouts. `reports`: (kernel file stem, one cubin's report);
+/// empty when kernels were not compiled, in which case nothing is checked.
+pub fn generate_with(
+    manifest: &Manifest,
+    reports: &[(String, &CubinReport)],
+    structs: &StructLayouts,
+) -> Result<String, Vec<String>> {
+    let mut errors = Vec::new();
+    let mut launchers = Vec::new();
+    for (name, entry) in &manifest.kernels {
+        let file = entry
+            .file
+            .strip_suffix(".cu")
+            .unwrap_or(&entry.file)
+            .to_string();
+        let of_file: Vec<&CubinReport> = reports
+            .iter()
+            .filter(|(f, _)| *f == file)
+            .map(|(_, r)| *r)
+            .collect();
+        if !reports.is_empty() && of_file.is_empty() {
+            errors.push(format!(
+                "kernels.toml: `{name}`: `{}` is not a kernel file under cuda/",
+                entry.file
+            ));
+            continue;
+        }
+        let params = match params::parse_params(name, &entry.params, structs) {
+            Ok(p) => p,
+            Err(e) => {
+                errors.extend(e);
+                continue;
+            }
+        };
+        for report in &of_file {
+            errors.extend(abi::check(name, &entry.file, &params, report));
+        }
+        let symbol = of_file
+            .iter()
+            .find_map(|r| abi::find_kernel(r, name))
+            .map(|k| k.mangled.clone())
+            .unwrap_or_else(|| name.clone());
+        launchers.push(emit::Launcher {
+            name: name.clone(),
+            symbol,
+            file,
+            params,
+        });
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    for l in &launchers {
+        if let Some(other) = seen.insert(emit::type_name(&l.name), &l.name) {
+            errors.push(format!(
+                "kernels.toml: `{other}` and `{}` map to the same launcher type `{}`; rename one",
+                l.name,
+                emit::type_name(&l.name)
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(emit::emit(&launchers, structs))
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::abi::tests::report;
+    use super::*;
+    use crate::arch::Arch;
+
+    const MANIFEST: &str = r#"
+[kernels.copy_vec16]
+file = "copy.cu"
+params = ["src: *const u8x16", "dst: *mut u8x16", "n_vec: u64"]
+
+[kernels.scale]
+file = "scale.cu"
+params = ["x: *mut f32", "p: ScaleParams"]
+"#;
+
+    fn structs() -> StructLayouts {
+        let mut s = StructLayouts::new();
+        s.insert("ScaleParams".into(), params::Layout { size: 12, align: 4 });
+        s
+    }
+
+    #[test]
+    fn emits_table_and_launchers() {
+        let m = Manifest::parse(MANIFEST, "kernels.toml").unwrap();
+        let copy = report(Arch::new(90), &[("copy_vec16", &[(0, 8), (8, 8), (16, 8)])]);
+        let scale = report(Arch::new(90), &[("scale", &[(0, 8), (8, 12)])]);
+        let src = generate_with(
+            &m,
+            &[("copy".into(), &copy), ("scale".into(), &scale)],
+            &structs(),
+        )
+        .unwrap();
+        assert!(src.contains(
+            "crate::runtime::KernelInfo { name: \"copy_vec16\", symbol: \"copy_vec16\", file: \"copy\", params: &[\
+             crate::runtime::ParamInfo { name: \"src\", ty: \"*const u8x16\", offset: 0, size: 8 }"
+        ));
+        assert!(src.contains("pub struct CopyVec16;"));
+        assert!(src.contains("const INDEX: usize = 0;") && src.contains("const INDEX: usize = 1;"));
+        assert!(src.contains(
+            "src: ::cust::memory::DevicePointer<crate::runtime::U8x16>, dst: ::cust::memory::DevicePointer<crate::runtime::U8x16>, n_vec: u64)"
+        ));
+        assert!(src.contains("p: crate::params::ScaleParams"));
+        assert!(src.contains("size_of::<crate::params::ScaleParams>() == 12"));
+        assert!(src.contains("let mut params: [*mut ::core::ffi::c_void; 3] = [&src as *const _"));
+    }
+
+    #[test]
+    fn every_arch_is_checked_and_all_errors_are_reported() {
+        let m = Manifest::parse(MANIFEST, "kernels.toml").unwrap();
+        let sm80 = report(Arch::new(80), &[("copy_vec16", &[(0, 8), (8, 8), (16, 8)])]);
+        let sm90 = report(Arch::new(90), &[("copy_vec16", &[(0, 8), (8, 8), (16, 4)])]);
+        let scale = report(Arch::new(90), &[("scale", &[(0, 8), (8, 16)])]);
+        let errs = generate_with(
+            &m,
+            &[
+                ("copy".into(), &sm80),
+                ("copy".into(), &sm90),
+                ("scale".into(), &scale),
+            ],
+            &structs(),
+        )
+        .unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:#?}");
+        assert!(
+            errs[0].starts_with("copy_vec16 on sm_90: parameter 2 (`n_vec: u64`)"),
+            "{errs:#?}"
+        );
+        assert!(
+            errs[1].starts_with("scale on sm_90: parameter 1 (`p: ScaleParams`)"),
+            "{errs:#?}"
+        );
+        assert!(errs[1].contains("offset 8, size 12; the cubin expects offset 8, size 16"));
+    }
+
+    #[test]
+    fn unknown_file_and_unchecked_build() {
+        let m = Manifest::parse(MANIFEST, "kernels.toml").unwrap();
+        let copy = report(Arch::new(90), &[("copy_vec16", &[(0, 8), (8, 8), (16, 8)])]);
+        let errs = generate_with(&m, &[("copy".into(), &copy)], &structs()).unwrap_err();
+        assert_eq!(
+            errs,
+            vec!["kernels.toml: `scale`: `scale.cu` is not a kernel file under cuda/".to_string()]
+        );
+        // Without reports (kernels not compiled) the launchers are still generated.
+        assert!(generate_with(&m, &[], &structs())
+            .unwrap()
+            .contains("pub struct Scale;"));
+    }
+
+    #[test]
+    fn mangled_symbol_is_used_for_cpp_entry_points() {
+        let m = Manifest::parse(
+            "[kernels.\"ns::k<float>\"]\nfile = \"k.cu\"\nparams = [\"n: u32\"]\n",
+            "kernels.toml",
+        )
+        .unwrap();
+        let mut r = report(Arch::new(90), &[("_ZN2ns1kIfEEvj", &[(0, 4)])]);
+        r.kernels[0].demangled = "ns::k<float>".into();
+        let src = generate_with(&m, &[("k".into(), &r)], &StructLayouts::new()).unwrap();
+        assert!(src.contains("symbol: \"_ZN2ns1kIfEEvj\""), "{src}");
+        assert!(src.contains("pub struct NsKFloat;"));
+    }
+
+    #[test]
+    fn launcher_type_collisions_are_errors() {
+        let m = Manifest::parse(
+            "[kernels.a_b]\nfile = \"k.cu\"\n[kernels.\"a::b\"]\nfile = \"k.cu\"\n",
+            "kernels.toml",
+        )
+        .unwrap();
+        let errs = generate_with(&m, &[], &StructLayouts::new()).unwrap_err();
+        assert!(errs[0].contains("same launcher type `AB`"), "{errs:#?}");
+    }
 }

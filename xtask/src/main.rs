@@ -1,6 +1,7 @@
 //! Developer tasks: `cargo xtask <task>`. Run `cargo xtask help` for the list.
 
 mod setup;
+mod stub;
 mod tasks;
 
 use std::path::PathBuf;
@@ -12,7 +13,9 @@ cargo xtask <task>
 
   setup             install the pinned CUDA toolchain (NVIDIA wheels from PyPI) into .cuda/
   build [ARGS]      setup, then build every kernel (cargo build ARGS) and print a per-kernel summary
-  test [ARGS]       setup, then run the whole test suite (cargo test ARGS), no GPU needed
+  test [ARGS]       setup, link stub, then the whole suite with the runtime
+                    (cargo test --workspace --features cust ARGS), no GPU or driver needed
+  link-stub         build target/cuda-stub/lib64/libcuda.so: a driver stand-in to link `cust`
   inspect [ARGS]    run the cubins-inspect CLI (report, diff, or a .cu/.cubin file)
   help              this text
 ";
@@ -26,6 +29,7 @@ fn main() {
         "build" => tasks::build(&rest),
         "test" => tasks::test(&rest),
         "inspect" => tasks::inspect(&rest),
+        "link-stub" => stub::run().map(|_| ()),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
             Ok(())
@@ -40,5 +44,8 @@ fn main() {
 
 /// The workspace root (this crate lives in `xtask/`).
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask is inside the workspace").to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask is inside the workspace")
+        .to_path_buf()
 }

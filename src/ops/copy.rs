@@ -1,0 +1,144 @@
+//! Device-to-device copies through the two starter kernels: `copy_vec16` (16-byte vector
+//! loads, grid-stride) and `copy_cp_async` (staged through shared memory with cp.async).
+//! The copy is the bandwidth ceiling other memory-bound kernels are judged against.
+
+use super::buffer;
+use crate::runtime::launchers::{CopyCpAsync, CopyVec16};
+use crate::runtime::{Error, Gpu, LaunchConfig, LaunchError, U8x16};
+use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
+use cust::stream::Stream;
+
+/// Which copy kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CopyKernel {
+    Vec16,
+    CpAsync,
+}
+
+impl CopyKernel {
+    pub const ALL: [CopyKernel; 2] = [CopyKernel::Vec16, CopyKernel::CpAsync];
+
+    /// Entry-point name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyKernel::Vec16 => "copy_vec16",
+            CopyKernel::CpAsync => "copy_cp_async",
+        }
+    }
+
+    /// Threads per block the kernel is written for (`copy_cp_async` stages one 16-byte slot
+    /// per thread of a 256-thread tile and works only with exactly that block).
+    pub const BLOCK: u32 = 256;
+
+    /// Resident blocks per SM the default grid fills (the kernels' contract minimums).
+    fn blocks_per_sm(self) -> u32 {
+        match self {
+            CopyKernel::Vec16 => 8,
+            CopyKernel::CpAsync => 6,
+        }
+    }
+}
+
+/// Bytes each thread moves per access.
+pub const VECTOR_BYTES: u32 = 16;
+
+/// The grid `copy` uses for `n_vec` 16-byte vectors: one full wave of resident blocks,
+/// fewer when there is less work; the kernels loop over the rest.
+pub fn default_config(gpu: &Gpu, kernel: CopyKernel, n_vec: u64) -> LaunchConfig {
+    let wave = u64::from(gpu.device().sm_count.max(1) * kernel.blocks_per_sm());
+    let needed = n_vec.div_ceil(u64::from(CopyKernel::BLOCK)).max(1);
+    LaunchConfig::linear(needed.min(wave) as u32, CopyKernel::BLOCK)
+}
+
+/// Copies `src` into `dst` on `stream` with the default geometry. Both must be 16-byte
+/// aligned, of equal length, a multiple of 16 bytes, and disjoint.
+pub fn copy<T: DeviceCopy>(
+    gpu: &Gpu,
+    stream: &Stream,
+    kernel: CopyKernel,
+    src: &DeviceSlice<T>,
+    dst: &mut DeviceSlice<T>,
+) -> Result<(), Error> {
+    let n_vec = check_buffers(src, dst)?;
+    if n_vec == 0 {
+        return Ok(());
+    }
+    launch(
+        gpu,
+        stream,
+        kernel,
+        src,
+        dst,
+        n_vec,
+        &default_config(gpu, kernel, n_vec),
+    )
+}
+
+/// [`copy`] with an explicit geometry (for sweeps); a geometry the kernel cannot run is an `Err`.
+pub fn copy_with<T: DeviceCopy>(
+    gpu: &Gpu,
+    stream: &Stream,
+    kernel: CopyKernel,
+    src: &DeviceSlice<T>,
+    dst: &mut DeviceSlice<T>,
+    config: &LaunchConfig,
+) -> Result<(), Error> {
+    let n_vec = check_buffers(src, dst)?;
+    if !config.is_linear() {
+        return Err(LaunchError::Geometry {
+            kernel: kernel.name(),
+            requirement: "a one-dimensional grid and block",
+            config: *config,
+        }
+        .into());
+    }
+    if kernel == CopyKernel::CpAsync && config.block[0] != CopyKernel::BLOCK {
+        return Err(LaunchError::Geometry {
+            kernel: kernel.name(),
+            requirement: "blocks of exactly 256 threads",
+            config: *config,
+        }
+        .into());
+    }
+    launch(gpu, stream, kernel, src, dst, n_vec, config)
+}
+
+/// Checks what the kernels need of their buffers; returns the number of 16-byte vectors.
+fn check_buffers<T: DeviceCopy>(
+    src: &DeviceSlice<T>,
+    dst: &DeviceSlice<T>,
+) -> Result<u64, LaunchError> {
+    let (s, d) = (buffer("src", src), buffer("dst", dst));
+    s.same_length(&d)?;
+    for b in [&s, &d] {
+        b.multiple_of(VECTOR_BYTES)?;
+        b.aligned(VECTOR_BYTES)?;
+    }
+    s.disjoint(&d)?;
+    Ok(s.bytes / u64::from(VECTOR_BYTES))
+}
+
+fn launch<T: DeviceCopy>(
+    gpu: &Gpu,
+    stream: &Stream,
+    kernel: CopyKernel,
+    src: &DeviceSlice<T>,
+    dst: &mut DeviceSlice<T>,
+    n_vec: u64,
+    config: &LaunchConfig,
+) -> Result<(), Error> {
+    let s: DevicePointer<U8x16> = src.as_device_ptr().cast();
+    let d: DevicePointer<U8x16> = dst.as_device_ptr().cast();
+    // SAFETY: `check_buffers` proved both buffers hold `n_vec` aligned 16-byte vectors and do
+    // not overlap; the kernels touch exactly indices 0..n_vec of each.
+    unsafe {
+        match kernel {
+            CopyKernel::Vec16 => gpu
+                .kernel::<CopyVec16>()?
+                .launch(stream, config, s, d, n_vec),
+            CopyKernel::CpAsync => gpu
+                .kernel::<CopyCpAsync>()?
+                .launch(stream, config, s, d, n_vec),
+        }
+    }
+}

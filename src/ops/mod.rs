@@ -1,0 +1,19 @@
+//! Safe operations over the generated launchers, one module per kernel family (mirroring
+//! `cuda/`). Each checks its buffers (lengths against the shape, alignment the kernel's
+//! vector accesses need, aliasing the kernel's `__restrict__` forbids) and picks a launch
+//! geometry, then calls the typed launcher, whose own checks cover grid, block and shared
+//! memory. A violation is an `Err` before anything reaches the GPU.
+
+pub mod copy;
+
+use crate::runtime::BufferArg;
+use cust::memory::{DeviceCopy, DeviceSlice};
+
+/// The buffer `slice` as launch checks see it.
+pub fn buffer<T: DeviceCopy>(param: &'static str, slice: &DeviceSlice<T>) -> BufferArg {
+    BufferArg {
+        param,
+        address: slice.as_device_ptr().as_raw(),
+        bytes: (slice.len() as u64) * std::mem::size_of::<T>() as u64,
+    }
+}

@@ -1,0 +1,280 @@
+//! [`Gpu`]: the driver initialized, one device's primary context held, and each kernel file's
+//! module loaded lazily, once per `Gpu`, on the route selection picks.
+
+use super::driver::{check, device_attribute, from_cust};
+use super::kernel::{Kernel, KernelState};
+use super::launch::DeviceLimits;
+use super::launchers::{KernelSpec, KERNELS};
+use super::module::LoadedModule;
+use super::route::{self, DeviceId, Route, RoutePolicy};
+use super::Error;
+use crate::registry;
+use cust::sys as cu;
+use cust::sys::CUdevice_attribute as A;
+use std::ffi::c_char;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// The device a [`Gpu`] runs on.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    pub ordinal: u32,
+    pub name: Arc<str>,
+    /// Compute capability times ten (90 for 9.0).
+    pub cc: u32,
+    pub sm_count: u32,
+    pub limits: DeviceLimits,
+    /// `cuDriverGetVersion`: 13000 for CUDA 13.0.
+    pub driver_version: u32,
+}
+
+impl DeviceInfo {
+    pub fn id(&self) -> DeviceId {
+        DeviceId {
+            name: self.name.clone(),
+            cc: self.cc,
+        }
+    }
+}
+
+/// A device, its primary context and the kernels loaded into it. `Send + Sync`: share it
+/// across threads by reference or `Arc`; every call makes the context current first.
+///
+/// The primary context is the one the CUDA runtime (and so cuBLAS) uses, so buffers and
+/// streams interoperate with libraries loaded next to this crate.
+pub struct Gpu {
+    // Dropped in declaration order: kernels, then modules, then the context they live in.
+    kernels: Box<[OnceLock<KernelState>]>,
+    modules: Box<[OnceLock<LoadedModule>]>,
+    load_lock: Mutex<()>,
+    policy: RoutePolicy,
+    device: DeviceInfo,
+    context: cust::context::Context,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("device", &self.device)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gpu {
+    /// Device 0, with the route policy `CUBINS_FORCE_ROUTE` asks for (automatic when unset).
+    pub fn new() -> Result<Gpu, Error> {
+        Gpu::with_policy(0, RoutePolicy::from_env()?)
+    }
+
+    /// Device `ordinal` with an explicit route policy (`CUBINS_FORCE_ROUTE` is not read).
+    pub fn with_policy(ordinal: u32, policy: RoutePolicy) -> Result<Gpu, Error> {
+        // SAFETY: plain driver calls writing into locals that outlive them.
+        check("cuInit", unsafe { cu::cuInit(0) })?;
+        let mut driver_version = 0;
+        check("cuDriverGetVersion", unsafe {
+            cu::cuDriverGetVersion(&mut driver_version)
+        })?;
+        let mut count = 0;
+        check("cuDeviceGetCount", unsafe {
+            cu::cuDeviceGetCount(&mut count)
+        })?;
+        if count <= 0 || ordinal >= count as u32 {
+            return Err(Error::NoDevice {
+                detail: format!(
+                    "device {ordinal} requested, the driver shows {count} (CUDA_VISIBLE_DEVICES={})",
+                    std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_else(|_| "unset".into())
+                ),
+            });
+        }
+        let mut dev: cu::CUdevice = 0;
+        check("cuDeviceGet", unsafe {
+            cu::cuDeviceGet(&mut dev, ordinal as i32)
+        })?;
+        let mut name = [0 as c_char; 256];
+        check("cuDeviceGetName", unsafe {
+            cu::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, dev)
+        })?;
+        // SAFETY: the driver wrote a NUL-terminated string into `name` (zero-initialized, so terminated anyway).
+        let name: Arc<str> = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+            .to_string_lossy()
+            .into();
+        let attr = |a| device_attribute(dev, a);
+        let device = DeviceInfo {
+            ordinal,
+            name,
+            cc: attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? * 10
+                + attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+            sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            limits: DeviceLimits {
+                max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+                max_block: [
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+                ],
+                max_grid: [
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+                ],
+                max_smem_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+                max_smem_per_block_optin: attr(
+                    A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                )?,
+            },
+            driver_version: driver_version.max(0) as u32,
+        };
+        let cust_device =
+            cust::device::Device::get_device(ordinal).map_err(|e| from_cust("cuDeviceGet", e))?;
+        let context = cust::context::Context::new(cust_device)
+            .map_err(|e| from_cust("cuDevicePrimaryCtxRetain", e))?;
+        let files = registry::kernel_files().map(|f| f.len()).unwrap_or(0);
+        Ok(Gpu {
+            kernels: (0..KERNELS.len()).map(|_| OnceLock::new()).collect(),
+            modules: (0..files).map(|_| OnceLock::new()).collect(),
+            load_lock: Mutex::new(()),
+            policy,
+            device,
+            context,
+        })
+    }
+
+    pub fn device(&self) -> &DeviceInfo {
+        &self.device
+    }
+
+    pub fn policy(&self) -> RoutePolicy {
+        self.policy
+    }
+
+    /// The primary context (for `cust` calls that take one).
+    pub fn context(&self) -> &cust::context::Context {
+        &self.context
+    }
+
+    /// Makes this device's context current on the calling thread (needed before `cust`
+    /// allocations or streams on a thread other than the one that created the `Gpu`).
+    pub fn bind(&self) -> Result<(), Error> {
+        let mut current: cu::CUcontext = std::ptr::null_mut();
+        // SAFETY: writes one handle into a local.
+        check("cuCtxGetCurrent", unsafe {
+            cu::cuCtxGetCurrent(&mut current)
+        })?;
+        if current != self.context.as_raw() {
+            // SAFETY: the context is retained by `self` and outlives this call.
+            check("cuCtxSetCurrent", unsafe {
+                cu::cuCtxSetCurrent(self.context.as_raw())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// A new non-blocking stream on this device.
+    pub fn stream(&self) -> Result<cust::stream::Stream, Error> {
+        self.bind()?;
+        cust::stream::Stream::new(cust::stream::StreamFlags::NON_BLOCKING, None)
+            .map_err(|e| from_cust("cuStreamCreate", e))
+    }
+
+    /// Waits for all work on this device's context.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        self.bind()?;
+        // SAFETY: no arguments.
+        check("cuCtxSynchronize", unsafe { cu::cuCtxSynchronize() })
+    }
+
+    /// The kernel `K`, its module loaded on first use.
+    pub fn kernel<K: KernelSpec>(&self) -> Result<Kernel<'_, K>, Error> {
+        Ok(Kernel::new(self, self.kernel_state(K::INDEX)?))
+    }
+
+    /// The route of the kernel `name` (one with a typed launcher), loading its module if needed.
+    pub fn route(&self, name: &str) -> Result<Route, Error> {
+        let index =
+            KERNELS
+                .iter()
+                .position(|k| k.name == name)
+                .ok_or_else(|| Error::UnknownKernel {
+                    name: name.to_string(),
+                    available: KERNELS.iter().map(|k| k.name).collect(),
+                })?;
+        Ok(self.kernel_state(index)?.route.clone())
+    }
+
+    /// Wall time the kernel file's module took to load (JIT included), loading it if needed.
+    pub fn module_load_time(&self, file: &str) -> Result<std::time::Duration, Error> {
+        Ok(self.module(file)?.load_time)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ()> {
+        self.load_lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn kernel_state(&self, index: usize) -> Result<&KernelState, Error> {
+        if let Some(s) = self.kernels[index].get() {
+            return Ok(s);
+        }
+        let _guard = self.lock();
+        if let Some(s) = self.kernels[index].get() {
+            return Ok(s);
+        }
+        let info = &KERNELS[index];
+        let module = self.module_locked(info.file)?;
+        let state = KernelState::resolve(self, info, module)?;
+        Ok(self.kernels[index].get_or_init(|| state))
+    }
+
+    fn module(&self, file: &str) -> Result<&LoadedModule, Error> {
+        let index = file_index(file)?;
+        if let Some(m) = self.modules[index].get() {
+            return Ok(m);
+        }
+        let _guard = self.lock();
+        self.module_locked(file)
+    }
+
+    /// Loads the module of `file` unless loaded; the caller holds `load_lock`.
+    fn module_locked(&self, file: &str) -> Result<&LoadedModule, Error> {
+        let index = file_index(file)?;
+        if let Some(m) = self.modules[index].get() {
+            return Ok(m);
+        }
+        let kernel_file = &registry::kernel_files()?[index];
+        let selected = route::select(kernel_file, self.device.cc, self.policy)?;
+        self.bind()?;
+        let module = LoadedModule::load(kernel_file, selected)?;
+        Ok(self.modules[index].get_or_init(|| module))
+    }
+
+    pub(crate) fn route_for(&self, kernel: &'static str, module: &LoadedModule) -> Route {
+        Route {
+            kernel,
+            file: module.file.name,
+            kind: module.selected.kind,
+            arch: module.selected.arch,
+            sha256: module.selected.sha256,
+            toolkit: module.file.toolkit,
+            device: self.device.id(),
+            policy: self.policy,
+        }
+    }
+}
+
+fn file_index(file: &str) -> Result<usize, Error> {
+    let files = registry::kernel_files()?;
+    files.iter().position(|f| f.name == file).ok_or_else(|| {
+        Error::Registry(registry::RegistryError::UnknownKernelFile {
+            name: file.to_string(),
+            available: files.iter().map(|f| f.name).collect(),
+        })
+    })
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // Modules unload from the context that is current: make it ours.
+        let _ = self.bind();
+    }
+}
