@@ -2,11 +2,11 @@
 //! medians, whether the distributions separate, and whether the protocol extends.
 
 use super::stats::Summary;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Whether every window of one arm was faster than every window of the other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Separation {
     /// The candidate's slowest window beat the comparator's fastest.
     CandidateFaster,
@@ -27,7 +27,7 @@ impl fmt::Display for Separation {
 }
 
 /// The verdict of one paired comparison (times: lower is better).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub candidate: Summary,
     pub comparator: Summary,

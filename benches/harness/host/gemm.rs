@@ -105,6 +105,243 @@ impl fmt::Display for RowMajorGemm {
     }
 }
 
+/// `cudaDataType_t` of a GEMM operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum DataType {
+    F32,
+    F16,
+    Bf16,
+}
+
+impl DataType {
+    /// The `cudaDataType_t` value (`CUDA_R_32F` = 0, `CUDA_R_16F` = 2, `CUDA_R_16BF` = 14).
+    pub fn cuda_value(self) -> i32 {
+        match self {
+            DataType::F32 => 0,
+            DataType::F16 => 2,
+            DataType::Bf16 => 14,
+        }
+    }
+
+    pub fn size_bytes(self) -> usize {
+        match self {
+            DataType::F32 => 4,
+            DataType::F16 | DataType::Bf16 => 2,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DataType::F32 => "fp32",
+            DataType::F16 => "fp16",
+            DataType::Bf16 => "bf16",
+        }
+    }
+}
+
+/// `cublasComputeType_t` values the comparators use (all accumulate in fp32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ComputeType {
+    Compute32F,
+    Compute32FPedantic,
+    Compute32FFastTf32,
+}
+
+impl ComputeType {
+    pub fn cublas_value(self) -> i32 {
+        match self {
+            ComputeType::Compute32F => 68,
+            ComputeType::Compute32FPedantic => 69,
+            ComputeType::Compute32FFastTf32 => 77,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ComputeType::Compute32F => "CUBLAS_COMPUTE_32F",
+            ComputeType::Compute32FPedantic => "CUBLAS_COMPUTE_32F_PEDANTIC",
+            ComputeType::Compute32FFastTf32 => "CUBLAS_COMPUTE_32F_FAST_TF32",
+        }
+    }
+}
+
+/// `cublasMath_t` set on the handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum MathMode {
+    Default,
+    Pedantic,
+}
+
+impl MathMode {
+    /// `CUBLAS_DEFAULT_MATH` = 0, `CUBLAS_PEDANTIC_MATH` = 2.
+    pub fn cublas_value(self) -> i32 {
+        match self {
+            MathMode::Default => 0,
+            MathMode::Pedantic => 2,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MathMode::Default => "default math",
+            MathMode::Pedantic => "pedantic math",
+        }
+    }
+}
+
+/// The types of one GEMM as the comparator runs it: what its literal name says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GemmTypes {
+    /// A and B.
+    pub input: DataType,
+    pub output: DataType,
+    pub compute: ComputeType,
+    pub math: MathMode,
+}
+
+impl GemmTypes {
+    pub const BF16: GemmTypes = GemmTypes {
+        input: DataType::Bf16,
+        output: DataType::Bf16,
+        compute: ComputeType::Compute32F,
+        math: MathMode::Default,
+    };
+    pub const FP16: GemmTypes = GemmTypes {
+        input: DataType::F16,
+        output: DataType::F16,
+        compute: ComputeType::Compute32F,
+        math: MathMode::Default,
+    };
+    /// fp32 storage on TF32 tensor cores.
+    pub const TF32: GemmTypes = GemmTypes {
+        input: DataType::F32,
+        output: DataType::F32,
+        compute: ComputeType::Compute32FFastTf32,
+        math: MathMode::Default,
+    };
+    /// Plain fp32 FMA, no reduced-precision shortcuts.
+    pub const FP32_PEDANTIC: GemmTypes = GemmTypes {
+        input: DataType::F32,
+        output: DataType::F32,
+        compute: ComputeType::Compute32FPedantic,
+        math: MathMode::Pedantic,
+    };
+
+    /// The comparator's literal name: `cuBLAS bf16 in, bf16 out, CUBLAS_COMPUTE_32F, default math`.
+    pub fn comparator_name(&self) -> String {
+        format!(
+            "cuBLAS {} in, {} out, {}, {}",
+            self.input.name(),
+            self.output.name(),
+            self.compute.name(),
+            self.math.name()
+        )
+    }
+}
+
+/// Random operand bytes of `n` elements of `dtype`, values uniform in [-1, 1).
+pub fn random_bytes(dtype: DataType, n: usize, seed: u64) -> Vec<u8> {
+    match dtype {
+        DataType::F32 => super::random::f32s(n, seed)
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect(),
+        DataType::F16 => super::random::f16s(n, seed)
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect(),
+        DataType::Bf16 => super::random::bf16s(n, seed)
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect(),
+    }
+}
+
+/// Element `i` of a little-endian buffer of `dtype`.
+pub fn decode(dtype: DataType, bytes: &[u8], i: usize) -> f64 {
+    let at = |w: usize| &bytes[i * w..i * w + w];
+    match dtype {
+        DataType::F32 => f64::from(f32::from_le_bytes(at(4).try_into().expect("4 bytes"))),
+        DataType::F16 => half::f16::from_le_bytes(at(2).try_into().expect("2 bytes")).to_f64(),
+        DataType::Bf16 => half::bf16::from_le_bytes(at(2).try_into().expect("2 bytes")).to_f64(),
+    }
+}
+
+impl DataType {
+    /// Relative rounding step of the type (2^-mantissa bits).
+    pub fn epsilon(self) -> f64 {
+        match self {
+            DataType::F32 => f64::from(f32::EPSILON),
+            DataType::F16 => 2f64.powi(-10),
+            DataType::Bf16 => 2f64.powi(-7),
+        }
+    }
+}
+
+/// Checks output entries `C[i,j]` of a row-major GEMM against a float64 reference.
+///
+/// The bound separates a wrong product from rounding: two output rounding steps of the
+/// value, plus 2^-10 of the products' root sum of squares (TF32's input rounding, summed as
+/// random errors). A wrong layout or an unwritten entry misses it by the value's own
+/// magnitude, about sqrt(K)/3 for inputs in [-1, 1).
+pub fn check_entries(
+    shape: &RowMajorGemm,
+    types: &GemmTypes,
+    a: &[u8],
+    b: &[u8],
+    c: &[u8],
+    entries: &[(usize, usize)],
+) -> Result<(), String> {
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    for &(i, j) in entries {
+        if i >= m || j >= n {
+            return Err(format!("entry ({i},{j}) is outside {m}x{n}"));
+        }
+        let a_at = |p: usize| {
+            decode(
+                types.input,
+                a,
+                if shape.trans_a { p * m + i } else { i * k + p },
+            )
+        };
+        let b_at = |p: usize| {
+            decode(
+                types.input,
+                b,
+                if shape.trans_b { j * k + p } else { p * n + j },
+            )
+        };
+        let (mut want, mut sq) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let prod = a_at(p) * b_at(p);
+            want += prod;
+            sq += prod * prod;
+        }
+        let got = decode(types.output, c, i * n + j);
+        let tol = 2.0 * types.output.epsilon() * want.abs() + sq.sqrt() * 2f64.powi(-10);
+        if !got.is_finite() || (got - want).abs() > tol {
+            return Err(format!(
+                "C[{i},{j}] = {got}, float64 reference {want} (tolerance {tol:.3e})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Entries worth checking: the four corners and `extra` pseudo-random ones.
+pub fn sample_entries(shape: &RowMajorGemm, extra: usize, seed: u64) -> Vec<(usize, usize)> {
+    let (m, n) = (shape.m, shape.n);
+    let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+    let mut rng = super::random::SplitMix64::new(seed);
+    v.extend((0..extra).map(|_| {
+        (
+            (rng.next_u64() % m as u64) as usize,
+            (rng.next_u64() % n as u64) as usize,
+        )
+    }));
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::random::f32s;
@@ -169,5 +406,109 @@ mod tests {
             .unwrap_err()
             .contains("M=0"));
         assert!(RowMajorGemm::new(1, 1, 1 << 31).validate().is_err());
+    }
+
+    #[test]
+    fn comparators_are_named_literally() {
+        assert_eq!(
+            GemmTypes::BF16.comparator_name(),
+            "cuBLAS bf16 in, bf16 out, CUBLAS_COMPUTE_32F, default math"
+        );
+        assert_eq!(
+            GemmTypes::TF32.comparator_name(),
+            "cuBLAS fp32 in, fp32 out, CUBLAS_COMPUTE_32F_FAST_TF32, default math"
+        );
+        assert_eq!(
+            GemmTypes::FP32_PEDANTIC.comparator_name(),
+            "cuBLAS fp32 in, fp32 out, CUBLAS_COMPUTE_32F_PEDANTIC, pedantic math"
+        );
+    }
+
+    #[test]
+    fn enum_values_match_the_cuda_headers() {
+        assert_eq!(
+            [DataType::F32, DataType::F16, DataType::Bf16].map(DataType::cuda_value),
+            [0, 2, 14]
+        );
+        assert_eq!(
+            [
+                ComputeType::Compute32F,
+                ComputeType::Compute32FPedantic,
+                ComputeType::Compute32FFastTf32
+            ]
+            .map(ComputeType::cublas_value),
+            [68, 69, 77]
+        );
+        assert_eq!(
+            [MathMode::Default, MathMode::Pedantic].map(MathMode::cublas_value),
+            [0, 2]
+        );
+    }
+
+    /// Row-major host GEMM into `types.output` bytes.
+    fn host_gemm(g: &RowMajorGemm, types: &GemmTypes, a: &[u8], b: &[u8]) -> Vec<u8> {
+        let mut c = Vec::new();
+        for i in 0..g.m {
+            for j in 0..g.n {
+                let v: f64 = (0..g.k)
+                    .map(|p| {
+                        let ai = if g.trans_a { p * g.m + i } else { i * g.k + p };
+                        let bi = if g.trans_b { j * g.k + p } else { p * g.n + j };
+                        decode(types.input, a, ai) * decode(types.input, b, bi)
+                    })
+                    .sum();
+                match types.output {
+                    DataType::F32 => c.extend((v as f32).to_le_bytes()),
+                    DataType::F16 => c.extend(half::f16::from_f64(v).to_le_bytes()),
+                    DataType::Bf16 => c.extend(half::bf16::from_f64(v).to_le_bytes()),
+                }
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn a_right_product_passes_and_a_transposed_or_poisoned_one_fails() {
+        for types in [GemmTypes::BF16, GemmTypes::FP16, GemmTypes::TF32] {
+            let g = RowMajorGemm {
+                m: 6,
+                n: 5,
+                k: 256,
+                trans_a: true,
+                trans_b: false,
+            };
+            let a = random_bytes(types.input, g.m * g.k, 11);
+            let b = random_bytes(types.input, g.k * g.n, 12);
+            let c = host_gemm(&g, &types, &a, &b);
+            let all: Vec<(usize, usize)> = (0..g.m)
+                .flat_map(|i| (0..g.n).map(move |j| (i, j)))
+                .collect();
+            assert_eq!(
+                check_entries(&g, &types, &a, &b, &c, &all),
+                Ok(()),
+                "{}",
+                types.comparator_name()
+            );
+
+            let wrong_layout = RowMajorGemm {
+                trans_a: false,
+                ..g
+            };
+            let c_wrong = host_gemm(&wrong_layout, &types, &a, &b);
+            assert!(check_entries(&g, &types, &a, &b, &c_wrong, &all).is_err());
+
+            let poisoned = vec![0xFF; c.len()];
+            let e = check_entries(&g, &types, &a, &b, &poisoned, &[(0, 0)]).unwrap_err();
+            assert!(e.contains("C[0,0] = NaN"), "{e}");
+        }
+    }
+
+    #[test]
+    fn sampled_entries_are_in_range_and_include_the_corners() {
+        let g = RowMajorGemm::new(1, 4096, 4096);
+        let s = sample_entries(&g, 12, 5);
+        assert_eq!(s.len(), 16);
+        assert!(s.contains(&(0, 4095)));
+        assert!(s.iter().all(|&(i, j)| i < 1 && j < 4096));
     }
 }

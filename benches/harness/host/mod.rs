@@ -12,6 +12,7 @@ pub mod plot;
 pub mod random;
 pub mod reading;
 pub mod rotation;
+pub mod runs;
 pub mod schedule;
 pub mod stamp;
 pub mod stats;

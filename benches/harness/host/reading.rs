@@ -5,10 +5,10 @@ use super::compare::Comparison;
 use super::schedule::Order;
 use super::stamp::Stamp;
 use super::stats::Summary;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The work one launch does, for throughput figures.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Work {
     /// Bytes read plus bytes written.
     Bytes(u64),
@@ -34,14 +34,14 @@ impl Work {
 }
 
 /// A fixed number to judge against (a ceiling measured elsewhere, in the unit of the work).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reference {
     pub label: String,
     pub value: f64,
 }
 
 /// Why a reading must not be quoted as a result. Kept in the evidence, never dropped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Flag {
     /// The route was the PTX JIT fallback, not a cubin for this device.
     Fallback,
@@ -50,7 +50,7 @@ pub enum Flag {
 }
 
 /// The comparator arm of a paired reading.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComparatorArm {
     pub stamp: Stamp,
     pub samples_us: Vec<f64>,
@@ -60,7 +60,7 @@ pub struct ComparatorArm {
     pub extended: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reading {
     /// Row label (the shape or size, as the table and plot show it).
     pub label: String,

@@ -1,11 +1,11 @@
 //! The order of paired alternating windows: ABBA (or BAAB) so that slow drift in clocks
 //! or temperature lands on both arms equally instead of reading as a difference.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// One side of a paired comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Arm {
     /// The kernel being judged.
     Candidate,
@@ -14,7 +14,7 @@ pub enum Arm {
 }
 
 /// Which arm opens the first pair. ABBA: candidate, comparator, comparator, candidate, ...
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Order {
     Abba,
     Baab,
@@ -43,7 +43,7 @@ impl Order {
 }
 
 /// Window counts of the paired protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PairedPlan {
     /// Windows per arm always measured.
     pub base_windows: usize,

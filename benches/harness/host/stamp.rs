@@ -2,14 +2,14 @@
 //! dtype, shape), against what (comparator), where (GPU, SM clock at start and end).
 //! A number without its STAMP is not a reading.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How many hex digits of an artifact's SHA-256 the line shows (the JSON keeps all).
 pub const SHA_PREFIX: usize = 12;
 
 /// Which code ran.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Route {
     /// An artifact of this crate (or of a baseline build) loaded by the runtime.
     Artifact {
@@ -67,7 +67,7 @@ impl fmt::Display for Route {
 }
 
 /// Where an SM clock reading came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ClockSource {
     /// NVML's current SM clock.
     Nvml,
@@ -76,7 +76,7 @@ pub enum ClockSource {
     Unavailable,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Clock {
     pub mhz: Option<u32>,
     pub source: ClockSource,
@@ -101,7 +101,7 @@ impl fmt::Display for Clock {
 }
 
 /// Launch geometry of one launch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Geometry {
     pub grid: [u32; 3],
     pub block: [u32; 3],
@@ -120,7 +120,7 @@ impl fmt::Display for Geometry {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     /// Entry point, or the library call for a vendor comparator (`cublasGemmEx`).
     pub kernel: String,

@@ -1,9 +1,9 @@
 //! Order statistics over per-window samples: min, median, p95, max.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Summary of one arm's window samples (microseconds per launch).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub n: usize,
     pub min: f64,
