@@ -87,3 +87,26 @@ fn lookups_name_what_exists() {
         "{err}"
     );
 }
+
+#[test]
+fn entry_points_carry_their_parameter_tables_and_resources() {
+    let (file, ep) = cubins::find_entry_point("copy_vec16").unwrap();
+    assert_eq!(file.name, "copy");
+    assert_eq!(ep.mangled, "copy_vec16");
+    assert_eq!(
+        ep.params,
+        &[(0, 8), (8, 8), (16, 8)],
+        "(src, dst, n_vec) as the cubin lays them out"
+    );
+    for f in kernel_files().unwrap() {
+        assert!(!f.entry_points.is_empty(), "{} has no entry points", f.name);
+        for c in f.cubins {
+            for ep in f.entry_points {
+                let r = c.resources(ep.mangled).unwrap_or_else(|| {
+                    panic!("{} {}: no resources for {}", f.name, c.arch, ep.mangled)
+                });
+                assert!(r.registers > 0, "{} {}", ep.mangled, c.arch);
+            }
+        }
+    }
+}
