@@ -13,6 +13,10 @@ pub mod runtime;
 #[cfg(feature = "cust")]
 pub mod ops;
 
+/// The build's kernel reports (`OUT_DIR/reports.json`), for the snapshot tests.
+#[doc(hidden)]
+pub const REPORTS_JSON: &str = concat!(env!("OUT_DIR"), "/reports.json");
+
 pub use registry::{
     build_info, find_entry_point, kernel_file, kernel_files, registry, Registry, RegistryError,
 };
