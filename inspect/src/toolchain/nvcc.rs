@@ -119,7 +119,7 @@ pub fn error_locations(stderr: &str) -> Vec<ErrorLocation> {
     let re = regex::Regex::new(r"^(?P<file>[^\s()][^()]*)\((?P<line>\d+)\): (?P<kind>error|catastrophic error)[^:]*: (?P<msg>.*)$")
         .expect("static regex");
     let ptxas = regex::Regex::new(
-        r#"^ptxas (?:fatal|error)\s*: (?:'(?P<file>[^']+)', line (?P<line>\d+); )?(?P<msg>.*)$"#,
+        r#"^ptxas (?:(?P<file>[^,']+), line (?P<line>\d+); )?(?:fatal|error)\s*: (?:'(?P<qfile>[^']+)', line (?P<qline>\d+); )?(?P<msg>.*)$"#,
     )
     .expect("static regex");
     let mut out = Vec::new();
@@ -133,9 +133,14 @@ pub fn error_locations(stderr: &str) -> Vec<ErrorLocation> {
             });
         } else if let Some(c) = ptxas.captures(line) {
             out.push(ErrorLocation {
-                file: c.name("file").map_or("ptxas", |m| m.as_str()).to_string(),
+                file: c
+                    .name("file")
+                    .or(c.name("qfile"))
+                    .map_or("ptxas", |m| m.as_str())
+                    .to_string(),
                 line: c
                     .name("line")
+                    .or(c.name("qline"))
                     .and_then(|m| m.as_str().parse().ok())
                     .unwrap_or(0),
                 message: c["msg"].to_string(),
@@ -202,6 +207,10 @@ mod tests {
         let locs = error_locations("ptxas fatal   : Unresolved extern function 'foo'\n");
         assert_eq!(locs.len(), 1);
         assert_eq!(locs[0].message, "Unresolved extern function 'foo'");
+        let locs =
+            error_locations("ptxas /tmp/k.ptx, line 26; error   : Unknown modifier '.real'\n");
+        assert_eq!((locs[0].file.as_str(), locs[0].line), ("/tmp/k.ptx", 26));
+        assert_eq!(locs[0].message, "Unknown modifier '.real'");
     }
 
     #[test]
