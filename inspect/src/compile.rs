@@ -6,11 +6,14 @@ use crate::analyze::{analyze_cubin, AnalyzeError};
 use crate::arch::Arch;
 use crate::build_script::{CubinEntry, FileEntry, ReportsFile};
 use crate::manifest::Manifest;
+use crate::model::CubinOutputs;
 use crate::pipeline::{self, BuildError, BuildOutput, Plan};
 use crate::toolchain::cache::Cache;
 use crate::toolchain::Toolchain;
 use std::fmt;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 #[derive(Debug)]
 pub enum InspectError {
@@ -24,6 +27,11 @@ pub enum InspectError {
         arch: Arch,
         error: AnalyzeError,
     },
+    /// A tool (git, tar, cuobjdump) failed.
+    Tool {
+        command: String,
+        stderr: String,
+    },
 }
 
 impl fmt::Display for InspectError {
@@ -33,6 +41,9 @@ impl fmt::Display for InspectError {
             InspectError::Build(e) => e.fmt(f),
             InspectError::Analyze { file, arch, error } => {
                 write!(f, "inspecting {} for {arch}: {error}", file.display())
+            }
+            InspectError::Tool { command, stderr } => {
+                write!(f, "`{command}` failed: {}", stderr.trim_end())
             }
         }
     }
@@ -121,4 +132,138 @@ pub fn reports_of(
         toolkit_major_minor: tc.version.major_minor(),
         files,
     })
+}
+
+fn run(cmd: &mut Command) -> Result<Vec<u8>, InspectError> {
+    let command = format!("{cmd:?}").replace('"', "");
+    let out = cmd.output().map_err(|error| InspectError::Io {
+        what: format!("running {command}"),
+        error,
+    })?;
+    if !out.status.success() {
+        return Err(InspectError::Tool {
+            command,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        });
+    }
+    Ok(out.stdout)
+}
+
+/// The tool outputs of a cubin that was not compiled here (so there is no ptxas log).
+pub fn outputs_of_cubin(tc: &Toolchain, cubin: &Path) -> Result<CubinOutputs, InspectError> {
+    let dump = |flag: &str| -> Result<String, InspectError> {
+        let bytes = run(Command::new(&tc.cuobjdump).arg(flag).arg(cubin))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    };
+    Ok(CubinOutputs {
+        ptxas_log: String::new(),
+        res_usage: dump("-res-usage")?,
+        sass: dump("-sass")?,
+        elf: dump("-elf")?,
+    })
+}
+
+/// The arch a cubin was built for, from its disassembly (`code for sm_90a`).
+pub fn cubin_arch(outputs: &CubinOutputs) -> Option<Arch> {
+    let listing = crate::parse::sass::parse(&outputs.sass).ok()?;
+    Arch::parse(listing.arch.as_deref()?).ok()
+}
+
+/// Exports `cuda/` as of git revision `rev` of the repository at `repo` into
+/// `cache_root/<commit>/cuda` (kept: a second diff against the same commit reuses it and
+/// its cached artifacts). Returns that `cuda/` folder.
+pub fn export_revision(repo: &Path, rev: &str, cache_root: &Path) -> Result<PathBuf, InspectError> {
+    let sha = run(Command::new("git").arg("-C").arg(repo).args([
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        &format!("{rev}^{{commit}}"),
+    ]))
+    .map_err(|_| InspectError::Tool {
+        command: format!("git rev-parse {rev}"),
+        stderr: format!(
+            "`{rev}` is neither a reports JSON file nor a git revision of {}",
+            repo.display()
+        ),
+    })?;
+    let sha = String::from_utf8_lossy(&sha).trim().to_string();
+    let dest = cache_root.join(&sha);
+    let done = dest.join("EXPORTED");
+    if !done.is_file() {
+        let _ = std::fs::remove_dir_all(&dest);
+        std::fs::create_dir_all(&dest).map_err(|error| InspectError::Io {
+            what: format!("creating {}", dest.display()),
+            error,
+        })?;
+        let tar = run(Command::new("git").arg("-C").arg(repo).args([
+            "archive",
+            "--format=tar",
+            &sha,
+            "cuda",
+        ]))?;
+        let mut child = Command::new("tar")
+            .arg("-x")
+            .arg("-C")
+            .arg(&dest)
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|error| InspectError::Io {
+                what: "running tar".into(),
+                error,
+            })?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(&tar).map_err(|error| InspectError::Io {
+                what: "feeding tar".into(),
+                error,
+            })?;
+        }
+        let out = child.wait_with_output().map_err(|error| InspectError::Io {
+            what: "running tar".into(),
+            error,
+        })?;
+        if !out.status.success() {
+            return Err(InspectError::Tool {
+                command: "tar -x".into(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            });
+        }
+        std::fs::write(&done, &sha).map_err(|error| InspectError::Io {
+            what: format!("writing {}", done.display()),
+            error,
+        })?;
+    }
+    Ok(dest.join("cuda"))
+}
+
+/// The newest `reports.json` a cargo build of the `cubins` crate wrote under `target_dir`
+/// (`<profile>/build/cubins-*/out/`, also under a target triple).
+pub fn latest_build_reports(target_dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    let mut profiles: Vec<PathBuf> = Vec::new();
+    for e in std::fs::read_dir(target_dir).ok()?.flatten() {
+        let p = e.path();
+        profiles.push(p.clone());
+        if let Ok(rd) = std::fs::read_dir(&p) {
+            profiles.extend(rd.flatten().map(|e| e.path()));
+        }
+    }
+    for profile in profiles {
+        let Ok(builds) = std::fs::read_dir(profile.join("build")) else {
+            continue;
+        };
+        for b in builds.flatten() {
+            let is_cubins = b
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.strip_prefix("cubins-").is_some_and(|h| !h.contains('-')));
+            let report = b.path().join("out").join("reports.json");
+            if is_cubins {
+                if let Ok(modified) = std::fs::metadata(&report).and_then(|m| m.modified()) {
+                    found.push((modified, report));
+                }
+            }
+        }
+    }
+    found.into_iter().max_by_key(|(t, _)| *t).map(|(_, p)| p)
 }

@@ -15,6 +15,7 @@ pub mod analyze;
 pub mod build_script;
 pub mod compile;
 pub mod contract;
+pub mod diff;
 pub mod report;
 pub mod launcher;
 pub mod registry_gen;
