@@ -280,10 +280,12 @@ impl DataType {
 
 /// Checks output entries `C[i,j]` of a row-major GEMM against a float64 reference.
 ///
-/// The bound separates a wrong product from rounding: two output rounding steps of the
-/// value, plus 2^-10 of the products' root sum of squares (TF32's input rounding, summed as
-/// random errors). A wrong layout or an unwritten entry misses it by the value's own
-/// magnitude, about sqrt(K)/3 for inputs in [-1, 1).
+/// The bound separates a wrong product from rounding. With `rss` the root sum of squares of
+/// the K products (the scale of the partial sums): two output rounding steps of the value
+/// and of `rss` (a split-K reduction may round partial sums to the output type), plus
+/// 2^-10 of `rss` (TF32's input rounding, summed as random errors). A wrong layout or an
+/// unwritten entry misses it by the value's own magnitude, about sqrt(K)/3 for inputs in
+/// [-1, 1), against a bound of a few percent of it in bf16.
 pub fn check_entries(
     shape: &RowMajorGemm,
     types: &GemmTypes,
@@ -318,7 +320,8 @@ pub fn check_entries(
             sq += prod * prod;
         }
         let got = decode(types.output, c, i * n + j);
-        let tol = 2.0 * types.output.epsilon() * want.abs() + sq.sqrt() * 2f64.powi(-10);
+        let rss = sq.sqrt();
+        let tol = 2.0 * types.output.epsilon() * (want.abs() + rss) + rss * 2f64.powi(-10);
         if !got.is_finite() || (got - want).abs() > tol {
             return Err(format!(
                 "C[{i},{j}] = {got}, float64 reference {want} (tolerance {tol:.3e})"
