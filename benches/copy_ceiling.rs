@@ -8,7 +8,6 @@ mod harness;
 use harness::gpu::baseline::BaselineKernel;
 use harness::gpu::copy::{size_label, CopyWorkload};
 use harness::gpu::session::{self, Session};
-use harness::host::artifacts::Baseline;
 use harness::host::plot::Guide;
 use harness::host::reading::Reference;
 use harness::host::rotation::Residency;
@@ -63,8 +62,7 @@ fn run(s: &mut Session<'_>) -> Result<(), String> {
         },
     ];
 
-    if let Some(dir) = s.options.baseline_artifacts.clone() {
-        let baseline = Baseline::open(&dir)?;
+    if let Some(baseline) = s.baseline()? {
         let arch = gpu.route("copy_vec16").map_err(|e| e.to_string())?.arch;
         for (i, &bytes) in sizes.iter().enumerate() {
             let kernel = BaselineKernel::load(&baseline, "copy", arch, "copy_vec16")?;

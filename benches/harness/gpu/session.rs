@@ -6,7 +6,7 @@ use super::driver::{self, Result};
 use super::nvml::{read_clock, Nvml};
 use super::record::Record;
 use super::timer::{Identity, Timer, Workload};
-use crate::harness::host::artifacts;
+use crate::harness::host::artifacts::{self, Baseline};
 use crate::harness::host::cli::{self, Command, Options};
 use crate::harness::host::compare::{candidate_beats_at_p50_and_p95, Comparison};
 use crate::harness::host::evidence::{utc_stamp, EvidenceDir};
@@ -32,6 +32,7 @@ pub struct Session<'g> {
     max_clock_mhz: Option<u32>,
     nvml: Option<Nvml>,
     nvml_error: Option<String>,
+    baseline_opened: bool,
 }
 
 /// The route of one of this crate's kernels, as the STAMP line states it.
@@ -126,10 +127,16 @@ pub fn main(bench: &'static str, body: impl FnOnce(&mut Session<'_>) -> Result<(
         max_clock_mhz: device.max_clock_mhz,
         nvml,
         nvml_error,
+        baseline_opened: false,
     };
     session.announce();
     if let Err(e) = body(&mut session) {
         session.record.mark_wrong(format!("bench stopped: {e}"));
+    }
+    if session.options.baseline_artifacts.is_some() && !session.baseline_opened {
+        session
+            .record
+            .mark_wrong("--baseline-artifacts was given, but this bench has no baseline arm");
     }
     let fallbacks = cubins::runtime::ptx_fallbacks();
     session.record.fact(
@@ -221,6 +228,21 @@ impl<'g> Session<'g> {
         self.record.fact("timing", timing);
         let clock = self.clock();
         self.record.fact("sm clock at start", clock.to_string());
+    }
+
+    /// The other build's artifacts from `--baseline-artifacts`, if given (a bench that
+    /// supports a baseline arm calls this; one that does not is marked WRONG when given it).
+    pub fn baseline(&mut self) -> Result<Option<Baseline>> {
+        let Some(dir) = self.options.baseline_artifacts.clone() else {
+            return Ok(None);
+        };
+        self.baseline_opened = true;
+        let b = Baseline::open(&dir)?;
+        self.record.fact(
+            "baseline artifacts",
+            format!("{} ({} artifacts)", dir.display(), b.records.len()),
+        );
+        Ok(Some(b))
     }
 
     pub fn clock(&self) -> Clock {
