@@ -131,10 +131,18 @@ impl Chart {
             );
             let _ = writeln!(
                 s,
-                r##"<text x="{:.1}" y="{:.1}" text-anchor="end" fill="#c80">{}</text>"##,
-                W - RIGHT - 4.0,
+                r##"<text x="{:.1}" y="{:.1}" fill="#c80">{}</text>"##,
+                LEFT + 6.0,
                 y - 4.0,
                 escape(&g.label)
+            );
+        }
+        if self.points.iter().any(|p| !p.clean) {
+            let _ = writeln!(
+                s,
+                r##"<text x="{:.1}" y="{:.1}" text-anchor="end" fill="#c00">hollow red: flagged reading (WRONG or FALLBACK)</text>"##,
+                W - RIGHT,
+                TOP - 8.0
             );
         }
         if n == 0 {
@@ -173,6 +181,12 @@ impl Chart {
                     y_px(p.value),
                     escape(&p.label),
                     trim_float(p.value)
+                );
+                let _ = writeln!(
+                    s,
+                    r#"<text class="value" x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"#,
+                    y_px(p.value) - 10.0,
+                    trim_float((p.value * 1000.0).round() / 1000.0)
                 );
             }
             let ly = TOP + plot_h + 14.0;
