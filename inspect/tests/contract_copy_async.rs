@@ -1,0 +1,83 @@
+//! Acceptance: the cp.async starter kernel's contract (`require = ["LDGSTS", ...]` in
+//! cuda/kernels.toml) holds, and removing the cp.async from cuda/copy_async.cu makes the
+//! build fail with the contract diagnostic naming LDGSTS. Runs the build script's own code
+//! (`build_script::run`) on a copy of the workspace's cuda/ in a scratch folder.
+//! One test in this binary: it sets NVCC for the copy, which has no repo-local toolchain.
+
+mod common;
+
+use common::*;
+use cubins_inspect::build_script::{self, Context};
+use std::fs;
+use std::path::Path;
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+fn build(workspace: &Path) -> Result<(), String> {
+    let out_dir = workspace.join("out");
+    fs::create_dir_all(&out_dir).unwrap();
+    build_script::run(&Context {
+        manifest_dir: workspace.to_path_buf(),
+        out_dir,
+        jobs: 2,
+    })
+}
+
+#[test]
+fn removing_cp_async_fails_the_build_with_the_ldgsts_diagnostic() {
+    let tc = toolchain();
+    std::env::set_var("NVCC", &tc.nvcc);
+    std::env::set_var("CUBINS_CACHE_DIR", cache_dir());
+    std::env::remove_var("CUBINS_ARCHS");
+    std::env::remove_var("CUBINS_NO_BUILD");
+
+    let ws = scratch("contract-copy-async");
+    copy_dir(&workspace_root().join("cuda"), &ws.join("cuda"));
+    build(&ws).unwrap_or_else(|e| panic!("the unmodified kernels must hold their contracts:\n{e}"));
+
+    let source = ws.join("cuda").join("copy_async.cu");
+    let text = fs::read_to_string(&source).unwrap();
+    let cp_async = "cubins::cp_async_16(&stage[buf][t], &src[i]);";
+    assert!(
+        text.contains(cp_async),
+        "copy_async.cu no longer issues `{cp_async}`; update this test"
+    );
+    fs::write(&source, text.replace(cp_async, "stage[buf][t] = src[i];")).unwrap();
+
+    let err = build(&ws).expect_err("a copy_cp_async without cp.async must fail its contract");
+    eprintln!("{err}");
+    assert!(err.contains("kernel contract violations"), "{err}");
+    let diagnostics: Vec<&str> = err
+        .split("\n\n")
+        .filter(|d| d.contains("no LDGSTS instruction"))
+        .collect();
+    assert!(!diagnostics.is_empty(), "no LDGSTS diagnostic in:\n{err}");
+    for d in &diagnostics {
+        assert!(
+            d.contains("copy_cp_async on sm_") && d.contains("(cuda/copy_async.cu): require:"),
+            "{d}"
+        );
+        assert!(d.contains("the contract requires LDGSTS"), "{d}");
+        assert!(
+            d.contains("under [kernels.copy_cp_async.contract] in cuda/kernels.toml"),
+            "{d}"
+        );
+    }
+    // Every built arch reports it (the default build is sm_80 and sm_90).
+    assert!(
+        diagnostics.iter().any(|d| d.contains("on sm_80"))
+            && diagnostics.iter().any(|d| d.contains("on sm_90")),
+        "{err}"
+    );
+}
