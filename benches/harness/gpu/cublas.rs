@@ -10,6 +10,7 @@ use crate::harness::host::gemm::{GemmTypes, RowMajorGemm};
 use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 use libloading::Library;
+use std::mem::ManuallyDrop;
 use std::os::raw::{c_int, c_void};
 
 type Handle = *mut c_void;
@@ -61,7 +62,9 @@ pub struct Cublas {
     /// `13.0.2`.
     pub version: String,
     _workspace: DeviceBuffer<u8>,
-    _lib: Library,
+    // Keeps the function pointers valid. Never unloaded: a CUDA library closed before the
+    // process exits can leave exit handlers pointing into unmapped code.
+    _lib: ManuallyDrop<Library>,
 }
 
 impl Cublas {
@@ -137,7 +140,7 @@ impl Cublas {
                 path,
                 version: format!("{}.{}.{}", v[0], v[1], v[2]),
                 _workspace: workspace,
-                _lib: lib,
+                _lib: ManuallyDrop::new(lib),
             })
         }
     }

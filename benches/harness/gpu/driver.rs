@@ -39,6 +39,12 @@ pub fn attribute(device: cu::CUdevice, attribute: cu::CUdevice_attribute) -> Res
     Ok(v)
 }
 
+/// Waits for all work in the current context, on every stream. Buffer setup (uploads, the
+/// poison memsets) runs on the legacy stream, which a non-blocking stream does not wait for.
+pub fn synchronize_context() -> Result<()> {
+    check("cuCtxSynchronize", unsafe { cu::cuCtxSynchronize() })
+}
+
 /// `0000:00:04.0`, the key NVML finds the same device by.
 pub fn pci_bus_id(device: cu::CUdevice) -> Result<String> {
     let mut buf = [0 as c_char; 32];

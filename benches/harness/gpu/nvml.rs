@@ -5,6 +5,7 @@
 use crate::harness::host::stamp::{Clock, ClockSource};
 use libloading::Library;
 use std::ffi::CString;
+use std::mem::ManuallyDrop;
 use std::os::raw::{c_char, c_uint, c_void};
 
 type NvmlDevice = *mut c_void;
@@ -24,8 +25,8 @@ pub struct Nvml {
     clock: ClockFn,
     temperature: Option<TempFn>,
     pub driver: Option<String>,
-    // Keeps the function pointers above valid.
-    _lib: Library,
+    // Keeps the function pointers above valid; never unloaded (see `Cublas`).
+    _lib: ManuallyDrop<Library>,
 }
 
 impl Nvml {
@@ -78,7 +79,7 @@ impl Nvml {
                 clock,
                 temperature,
                 driver,
-                _lib: lib,
+                _lib: ManuallyDrop::new(lib),
             })
         }
     }

@@ -175,8 +175,9 @@ impl Record {
     }
 
     /// Writes readings.json, summary.md, plot.svg, stdout.txt and STATUS, seals the folder
-    /// with SHA256SUMS, and returns where it ended up and whether the run passed.
-    pub fn finish(mut self) -> (Result<PathBuf, String>, bool) {
+    /// with SHA256SUMS and prints where it ended up. True when the run passed: clean, every
+    /// check passed, and the folder written.
+    pub fn finish(mut self) -> bool {
         let status = self.status();
         let table = Table::of(&self.readings);
         if !self.readings.is_empty() {
@@ -229,7 +230,6 @@ impl Record {
             ),
             Err(e) => eprintln!("{e}"),
         }
-        let ok = passed && sealed.is_ok();
-        (sealed, ok)
+        passed && sealed.is_ok()
     }
 }

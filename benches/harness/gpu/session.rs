@@ -186,9 +186,10 @@ impl DeviceSetup {
 }
 
 fn exit(record: Record) -> ExitCode {
-    match record.finish() {
-        (_, true) => ExitCode::SUCCESS,
-        _ => ExitCode::FAILURE,
+    if record.finish() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 
@@ -291,7 +292,7 @@ impl<'g> Session<'g> {
         )
     }
 
-    fn verify(&mut self, w: &mut dyn Workload, reading: &mut Reading, arm: &str) {
+    fn verify(&self, w: &mut dyn Workload, reading: &mut Reading, arm: &str) {
         if let Err(e) = w.verify(&self.timer.stream) {
             reading.mark_wrong(format!("{arm} output check failed: {e}"));
         }

@@ -3,7 +3,7 @@
 //! and times each window between two events on one stream (eager launches, or the window
 //! captured once as a CUDA graph and replayed).
 
-use super::driver::{cust_error, GraphExec, Result};
+use super::driver::{cust_error, synchronize_context, GraphExec, Result};
 use crate::harness::host::reading::Work;
 use crate::harness::host::rotation::RotationPlan;
 use crate::harness::host::stamp::{Geometry, Route};
@@ -102,6 +102,8 @@ impl Timer {
     /// module), then a launch-time estimate (the faster of two short passes) that sizes the
     /// window; in graph mode the window is captured here, once.
     pub fn arm<'w>(&self, w: &'w mut dyn Workload) -> Result<Armed<'w>> {
+        // The workload's uploads and poison memsets must land before its first launch.
+        synchronize_context()?;
         let plan = w.rotation();
         self.time(|| Self::pass(&self.stream, w, plan.sets))?;
         let n = plan.sets.max(3);
