@@ -152,7 +152,10 @@ mod tests {
         fs::write(&h, "int b;").unwrap();
         let k2 = Cache::object_key("m", std::slice::from_ref(&h)).unwrap();
         assert_ne!(k1, k2);
-        assert_ne!(k2, Cache::object_key("m2", std::slice::from_ref(&h)).unwrap());
+        assert_ne!(
+            k2,
+            Cache::object_key("m2", std::slice::from_ref(&h)).unwrap()
+        );
         fs::remove_file(&h).unwrap();
         assert!(Cache::object_key("m", &[h]).is_none());
     }

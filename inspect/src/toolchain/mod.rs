@@ -206,14 +206,24 @@ mod tests {
             nvcc: "/cuda/bin/nvcc".into(),
             via: FoundVia::Path,
             cuobjdump: "/cuda/bin/cuobjdump".into(),
-            version: ToolkitVersion { major: 11, minor: 8, full: "11.8.89".into(), banner: String::new() },
+            version: ToolkitVersion {
+                major: 11,
+                minor: 8,
+                full: "11.8.89".into(),
+                banner: String::new(),
+            },
             cuobjdump_banner: String::new(),
-            gpu_codes: ["sm_80", "sm_86", "sm_89", "sm_90"].map(String::from).to_vec(),
+            gpu_codes: ["sm_80", "sm_86", "sm_89", "sm_90"]
+                .map(String::from)
+                .to_vec(),
             wrapper: None,
         };
         assert!(tc.check_arch(Arch::new(90)).is_ok());
         assert!(tc.check_arch(Arch::specific(90)).is_ok());
         let msg = tc.check_arch(Arch::new(120)).unwrap_err().to_string();
-        assert!(msg.contains("CUDA 11.8.89 is too old to build sm_120") && msg.contains("sm_89"), "{msg}");
+        assert!(
+            msg.contains("CUDA 11.8.89 is too old to build sm_120") && msg.contains("sm_89"),
+            "{msg}"
+        );
     }
 }
