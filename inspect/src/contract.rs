@@ -487,11 +487,16 @@ fn missing_entry(file: &str, name: &str, archs: &[Arch], k: &KernelReport, path:
     let key = KernelNames::of(&k.mangled).short;
     let tk = toml_key(&key);
     let arch_list: Vec<String> = archs.iter().map(|a| a.sm_name()).collect();
+    let sizes: Vec<String> = k.params.iter().map(|p| p.size.to_string()).collect();
     let mut s = format!(
         "{name} (cuda/{file}.cu, {}): no entry in {path}; every entry point needs one (fail-closed). \
-         A starting point that holds for {} today:\n\n[kernels.{tk}]\nfile = \"{file}.cu\"\nparams = []\nblock_sizes = [256]\n\n[kernels.{tk}.contract]\nmax_registers = {}\n",
+         A starting point with its figures on {}:\n\n[kernels.{tk}]\nfile = \"{file}.cu\"\n\
+         params = []  # {} parameter(s) in the cubin, sizes in bytes: [{}]; write each as \"name: type\"\n\
+         block_sizes = [256]\n\n[kernels.{tk}.contract]\nmax_registers = {}\n",
         arch_list.join(", "),
         k.arch,
+        k.params.len(),
+        sizes.join(", "),
         k.registers.value
     );
     let spills = k.spill_stores
