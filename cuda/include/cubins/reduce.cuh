@@ -1,0 +1,60 @@
+// Deterministic reductions over the threads of a row (see rows.cuh for the geometry).
+// Every thread of a row takes part in its row's reduction, including threads of rows
+// past the end; a row that spans warps spans the whole block, so its barriers are
+// reached by every thread of the block.
+#pragma once
+
+#include <cstdint>
+
+namespace cubins {
+
+struct Sum {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+  __device__ __forceinline__ float2 operator()(float2 a, float2 b) const { return make_float2(a.x + b.x, a.y + b.y); }
+};
+
+__device__ __forceinline__ float shfl_xor(unsigned mask, float v, int offset) {
+  return __shfl_xor_sync(mask, v, offset);
+}
+__device__ __forceinline__ float2 shfl_xor(unsigned mask, float2 v, int offset) {
+  return make_float2(__shfl_xor_sync(mask, v.x, offset), __shfl_xor_sync(mask, v.y, offset));
+}
+
+// The lanes of this thread's group of `width` consecutive lanes (a power of two <= 32).
+// Shuffles name only the group, so groups of one warp (rows) may take different
+// branches around a reduction.
+__device__ __forceinline__ unsigned group_mask(int width) {
+  if (width >= 32) return 0xffffffffu;
+  const unsigned lane = (threadIdx.y * blockDim.x + threadIdx.x) & 31u;
+  return ((1u << width) - 1u) << (lane & ~static_cast<unsigned>(width - 1));
+}
+
+// Butterfly over the group. Each step combines a lane with its xor partner; with a
+// commutative op both partners compute the same value, so every lane of the group ends
+// with the same bits, in an order fixed by the geometry.
+template <class V, class Op>
+__device__ __forceinline__ V warp_reduce(V v, Op op, int width) {
+  const unsigned mask = group_mask(width);
+  for (int offset = width >> 1; offset > 0; offset >>= 1) v = op(v, shfl_xor(mask, v, offset));
+  return v;
+}
+
+// Reduces v over the threads of a row; every thread of the row gets the result. When the
+// row spans warps, the call must be block-uniform (it holds barriers).
+// `scratch` is shared memory for 32 values; it is free again when this returns.
+template <class V, class Op>
+__device__ __forceinline__ V row_reduce(V v, Op op, V identity, V* scratch) {
+  const int threads = blockDim.x;
+  if (threads <= 32) return warp_reduce(v, op, threads);
+  v = warp_reduce(v, op, 32);
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < (threads >> 5) ? scratch[lane] : identity;
+  v = warp_reduce(v, op, 32);
+  __syncthreads();  // scratch may be reused by the next reduction
+  return v;
+}
+
+}  // namespace cubins

@@ -1,0 +1,102 @@
+// Row geometry of the row kernels and the split of a row into a 16-byte body and edges.
+//
+// A block is blockDim.x threads per row times blockDim.y rows. Either a row spans whole
+// warps (blockDim.x a multiple of 32, blockDim.y == 1) or several rows share a warp
+// (blockDim.x 16 or 32). At least 16 threads per row, so every edge column below has
+// its own thread.
+//
+// A row of `cols` columns splits, on the 16-byte boundaries of an anchor tensor's row,
+// into a head (the columns before the first boundary, < kVec of them), a body of whole
+// chunks of kVec columns, and a tail (< kVec columns). Body chunk m belongs to thread
+// m % threads; a thread keeps up to kChunks body chunks (one tile) in registers, and
+// rows longer than a tile are walked tile by tile. Head and tail columns are one per
+// thread (threads 0.. of the row), read element by element. So a row whose start is not
+// 16-byte aligned (row length 7 in bf16) still gets 16-byte accesses in its body.
+//
+// Other tensors of the row use 16-byte accesses only when their rows share the anchor's
+// offset within 16 bytes; a kernel tests that once per row and otherwise walks the row
+// element by element (correct for any alignment, slower).
+#pragma once
+
+#include <cstdint>
+
+#include "cubins/dtype.cuh"
+
+namespace cubins {
+
+struct RowGroup {
+  int lane;     // thread index within the row: threadIdx.x
+  int threads;  // threads per row: blockDim.x
+  int64_t row;  // this thread's row (may be >= rows on the last block)
+
+  __device__ __forceinline__ static RowGroup current() {
+    return RowGroup{static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x),
+                    static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y};
+  }
+};
+
+template <class T>
+struct RowPlan {
+  static constexpr int kVec = Storage<T>::kVec;
+  int cols;
+  int body_start;   // first body column (= head length)
+  int body_chunks;  // whole chunks in the body; 0 for a row past the end
+  int edge_col;     // this thread's head or tail column, or -1
+  int threads;
+  int lane;
+
+  // Body on the 16-byte boundaries of `anchor_row`. `live` is false for a row past the
+  // end: no body, no edge, still a reduction partner.
+  __device__ __forceinline__ static RowPlan anchored(const T* anchor_row, int cols, bool live, const RowGroup& g) {
+    const int misalign = static_cast<int>((reinterpret_cast<uintptr_t>(anchor_row) & 15u) / sizeof(T));
+    return with_head((kVec - misalign) % kVec, cols, live, g);
+  }
+
+  // Body chunks at columns head + m * kVec, whatever the addresses (head 0: the same
+  // columns belong to the same thread in every row).
+  __device__ __forceinline__ static RowPlan with_head(int head, int cols, bool live, const RowGroup& g) {
+    RowPlan p;
+    p.cols = live ? cols : 0;
+    head = min(head, p.cols);
+    p.body_start = head;
+    p.body_chunks = (p.cols - head) / kVec;
+    const int tail_start = head + p.body_chunks * kVec;
+    const int edges = head + (p.cols - tail_start);
+    p.edge_col = g.lane >= edges ? -1 : (g.lane < head ? g.lane : tail_start + (g.lane - head));
+    p.threads = g.threads;
+    p.lane = g.lane;
+    return p;
+  }
+
+  // Tiles of threads * chunks_per_thread body chunks.
+  __device__ __forceinline__ int tiles(int chunks_per_thread) const {
+    const int per_tile = threads * chunks_per_thread;
+    return (body_chunks + per_tile - 1) / per_tile;
+  }
+  // This thread's k-th body chunk of tile t, and whether the row has it.
+  __device__ __forceinline__ int chunk(int t, int k, int chunks_per_thread) const {
+    return (t * chunks_per_thread + k) * threads + lane;
+  }
+  __device__ __forceinline__ bool has(int m) const { return m < body_chunks; }
+  __device__ __forceinline__ int col(int m) const { return body_start + m * kVec; }
+  __device__ __forceinline__ bool has_edge() const { return edge_col >= 0; }
+
+  // Whether `row` (a tensor indexed like the anchor, or by column like a weight) can use
+  // 16-byte accesses on this plan's body chunks.
+  __device__ __forceinline__ bool vector_ok(const T* row) const {
+    return ((reinterpret_cast<uintptr_t>(row + body_start)) & 15u) == 0;
+  }
+};
+
+// A body chunk: one 16-byte access (the caller checked vector_ok for this tensor).
+template <class T>
+__device__ __forceinline__ Chunk load_chunk(const T* p) {
+  return *reinterpret_cast<const Chunk*>(p);
+}
+
+template <class T>
+__device__ __forceinline__ void store_chunk(T* p, const Chunk& v) {
+  *reinterpret_cast<Chunk*>(p) = v;
+}
+
+}  // namespace cubins
