@@ -67,17 +67,11 @@ __device__ __forceinline__ float fwd_pass1(const RowPlan<T>& p, const FwdRow<T, 
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
     Chunk xc[kChunks];
     Chunk rc[kResidual ? kChunks : 1];
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k) {
-      const int m = p.chunk(t, k, kChunks);
-      if (!p.has(m)) continue;
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
       xc[k] = load_chunk(a.x + p.col(m));
       if constexpr (kResidual) rc[k] = load_chunk(a.rin + p.col(m));
-    }
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k) {
-      const int m = p.chunk(t, k, kChunks);
-      if (!p.has(m)) continue;
+    });
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
       if constexpr (kResidual) {
         float f[kVec];
 #pragma unroll
@@ -91,7 +85,7 @@ __device__ __forceinline__ float fwd_pass1(const RowPlan<T>& p, const FwdRow<T, 
         ss += v * v;
       }
       if constexpr (kKeep) h[k] = xc[k];
-    }
+    });
   }
   return ss;
 }
@@ -104,24 +98,18 @@ __device__ __forceinline__ void fwd_pass2(const RowPlan<T>& p, const FwdRow<T, k
   constexpr int kVec = Storage<T>::kVec;
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
     Chunk hc[kChunks];
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k) {
-      const int m = p.chunk(t, k, kChunks);
-      if (!p.has(m)) continue;
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
       hc[k] = kKeep ? h[k] : kResidual ? load_chunk<T>(a.rout + p.col(m)) : load_chunk(a.x + p.col(m));
-    }
+    });
     // The weight row is shared by every row (cache-resident); loaded chunk by chunk so it
     // does not double the registers the resident row holds.
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k) {
-      const int m = p.chunk(t, k, kChunks);
-      if (!p.has(m)) continue;
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
       const Chunk wc = load_chunk(a.w + p.col(m));
       float f[kVec];
 #pragma unroll
       for (int i = 0; i < kVec; ++i) f[i] = element<T>(hc[k], i) * rstd * element<T>(wc, i);
       store_chunk(a.y + p.col(m), pack<T>(f));
-    }
+    });
   }
 }
 
@@ -240,17 +228,11 @@ __device__ __forceinline__ float2 bwd_pass1(const RowPlan<T>& p, const BwdRow<T>
   float2 sums = make_float2(0.0f, 0.0f);
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
     Chunk xc[kChunks], dyc[kChunks];
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k) {
-      const int m = p.chunk(t, k, kChunks);
-      if (!p.has(m)) continue;
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
       xc[k] = load_chunk(a.x + p.col(m));
       dyc[k] = load_chunk(a.dy + p.col(m));
-    }
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k) {
-      const int m = p.chunk(t, k, kChunks);
-      if (!p.has(m)) continue;
+    });
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
       const Chunk wc = load_chunk(a.w + p.col(m));
 #pragma unroll
       for (int i = 0; i < kVec; ++i) {
@@ -262,7 +244,7 @@ __device__ __forceinline__ float2 bwd_pass1(const RowPlan<T>& p, const BwdRow<T>
         xk[k] = xc[k];
         dyk[k] = dyc[k];
       }
-    }
+    });
   }
   return sums;
 }
@@ -274,17 +256,11 @@ __device__ __forceinline__ void bwd_pass2(const RowPlan<T>& p, const BwdRow<T>& 
   constexpr int kVec = Storage<T>::kVec;
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
     Chunk xc[kChunks], dyc[kChunks];
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k) {
-      const int m = p.chunk(t, k, kChunks);
-      if (!p.has(m)) continue;
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
       xc[k] = kKeep ? xk[k] : load_chunk(a.x + p.col(m));
       dyc[k] = kKeep ? dyk[k] : load_chunk(a.dy + p.col(m));
-    }
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k) {
-      const int m = p.chunk(t, k, kChunks);
-      if (!p.has(m)) continue;
+    });
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
       const Chunk wc = load_chunk(a.w + p.col(m));
       float out[kVec];
 #pragma unroll
@@ -302,7 +278,7 @@ __device__ __forceinline__ void bwd_pass2(const RowPlan<T>& p, const BwdRow<T>& 
         slot = s;
       }
       store_chunk(a.dx + p.col(m), pack<T>(out));
-    }
+    });
   }
 }
 

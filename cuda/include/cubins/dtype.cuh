@@ -114,4 +114,15 @@ __device__ __forceinline__ Chunk pack(const float (&f)[Storage<T>::kVec]) {
   return c;
 }
 
+// A chunk at p: one 16-byte access (p must be 16-byte aligned).
+template <class T>
+__device__ __forceinline__ Chunk load_chunk(const T* p) {
+  return *reinterpret_cast<const Chunk*>(p);
+}
+
+template <class T>
+__device__ __forceinline__ void store_chunk(T* p, const Chunk& v) {
+  *reinterpret_cast<Chunk*>(p) = v;
+}
+
 }  // namespace cubins

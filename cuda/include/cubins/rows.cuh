@@ -88,15 +88,15 @@ struct RowPlan {
   }
 };
 
-// A body chunk: one 16-byte access (the caller checked vector_ok for this tensor).
-template <class T>
-__device__ __forceinline__ Chunk load_chunk(const T* p) {
-  return *reinterpret_cast<const Chunk*>(p);
-}
-
-template <class T>
-__device__ __forceinline__ void store_chunk(T* p, const Chunk& v) {
-  *reinterpret_cast<Chunk*>(p) = v;
+// Calls f(k, m) for this thread's body chunks m of tile t (k: the chunk's slot among the
+// thread's kChunks), unrolled so per-slot arrays stay in registers.
+template <int kChunks, class T, class F>
+__device__ __forceinline__ void for_each_chunk(const RowPlan<T>& p, int t, F&& f) {
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) {
+    const int m = p.chunk(t, k, kChunks);
+    if (p.has(m)) f(k, m);
+  }
 }
 
 }  // namespace cubins
