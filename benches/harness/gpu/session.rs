@@ -2,6 +2,7 @@
 //! timer, and the two ways to take a reading: [`Session::measure`] (one arm, judged against a
 //! fixed reference) and [`Session::compare`] (paired ABBA windows against a comparator).
 
+use super::copy::{size_label, CopyWorkload};
 use super::driver::{self, Result};
 use super::nvml::{read_clock, Nvml};
 use super::record::Record;
@@ -11,6 +12,7 @@ use crate::harness::host::cli::{self, Command, Options};
 use crate::harness::host::compare::{candidate_beats_at_p50_and_p95, Comparison};
 use crate::harness::host::evidence::{utc_stamp, EvidenceDir};
 use crate::harness::host::reading::{ComparatorArm, Reading, Reference};
+use crate::harness::host::rotation::Residency;
 use crate::harness::host::schedule::{Arm, PairedPlan};
 use crate::harness::host::stamp::{Clock, Route, Stamp};
 use crate::harness::host::stats::Summary;
@@ -466,6 +468,27 @@ impl<'g> Session<'g> {
         self.log_reading(&reading);
         self.record.readings.push(reading);
         Ok(())
+    }
+
+    /// Measures the copy ceiling (this build's `copy_vec16` over `bytes`, streamed) as a
+    /// reading of its own and returns it as the reference for memory-bound readings of the
+    /// same run: their "% of reference" is then % of the copy ceiling measured minutes apart
+    /// on the same GPU, not a number from another day.
+    pub fn copy_ceiling(&mut self, bytes: u64) -> Result<Reference> {
+        let mut w = CopyWorkload::new(self.gpu, bytes, self.l2_bytes, Residency::Streamed, 0xCE11)?;
+        self.measure(&format!("copy ceiling {}", size_label(bytes)), &mut w, None)?;
+        let r = self
+            .readings()
+            .last()
+            .ok_or("the copy ceiling gave no reading")?;
+        if !r.is_clean() {
+            return Err(format!("the copy ceiling reading is flagged {:?}", r.flags));
+        }
+        let gbps = r.throughput().ok_or("the copy ceiling has no throughput")?;
+        Ok(Reference {
+            label: format!("copy ceiling {gbps:.0} GB/s (this run)"),
+            value: gbps,
+        })
     }
 
     /// The readings so far (benches compute their checks from them).
