@@ -16,7 +16,7 @@ pub mod build_script;
 pub mod compile;
 pub mod contract;
 pub mod diff;
-pub mod report;
 pub mod launcher;
 pub mod registry_gen;
+pub mod report;
 pub mod sass;

@@ -1,13 +1,16 @@
 //! Acceptance: the cp.async starter kernel's contract (`require = ["LDGSTS", ...]` in
 //! cuda/kernels.toml) holds, and removing the cp.async from cuda/copy_async.cu makes the
 //! build fail with the contract diagnostic naming LDGSTS. Runs the build script's own code
-//! (`build_script::run`) on a copy of the workspace's cuda/ in a scratch folder.
+//! (`build_script::run`) on a scratch workspace holding cuda/copy_async.cu, cuda/include/ and
+//! the entries of the real cuda/kernels.toml for that file (the other kernel files are left
+//! out so that the test does not compile them).
 //! One test in this binary: it sets NVCC for the copy, which has no repo-local toolchain.
 
 mod common;
 
 use common::*;
 use cubins_inspect::build_script::{self, Context};
+use cubins_inspect::manifest::Manifest;
 use std::fs;
 use std::path::Path;
 
@@ -42,8 +45,32 @@ fn removing_cp_async_fails_the_build_with_the_ldgsts_diagnostic() {
     std::env::remove_var("CUBINS_ARCHS");
     std::env::remove_var("CUBINS_NO_BUILD");
 
-    let ws = scratch("contract-copy-async");
-    copy_dir(&workspace_root().join("cuda"), &ws.join("cuda"));
+    // A fixed folder: the artifact cache keys on source paths, so reruns hit it.
+    let ws = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("contract-copy-async");
+    let _ = fs::remove_dir_all(&ws);
+    let cuda = workspace_root().join("cuda");
+    copy_dir(&cuda.join("include"), &ws.join("cuda").join("include"));
+    fs::copy(
+        cuda.join("copy_async.cu"),
+        ws.join("cuda").join("copy_async.cu"),
+    )
+    .unwrap();
+    let mut manifest = Manifest::load(&cuda.join("kernels.toml")).unwrap();
+    manifest.kernels.retain(|_, e| e.file == "copy_async.cu");
+    let contract = &manifest
+        .kernels
+        .get("copy_cp_async")
+        .expect("cuda/kernels.toml has copy_cp_async")
+        .contract;
+    assert!(
+        contract.require.iter().flatten().any(|c| c == "LDGSTS"),
+        "its contract requires LDGSTS"
+    );
+    fs::write(
+        ws.join("cuda").join("kernels.toml"),
+        toml::to_string(&manifest).unwrap(),
+    )
+    .unwrap();
     build(&ws).unwrap_or_else(|e| panic!("the unmodified kernels must hold their contracts:\n{e}"));
 
     let source = ws.join("cuda").join("copy_async.cu");
