@@ -1,0 +1,169 @@
+//! Storage dtypes as the tests see them, deterministic inputs (splitmix64), and the
+//! error metric the parity gates use.
+
+use half::{bf16, f16};
+
+/// A storage dtype of the kernels: bf16, f16 or f32 (computed in f32 on the GPU, in f64 here).
+pub trait Elem: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+    /// `bf16`, `f16`, `f32`: the suffix of the entry points and of digest keys.
+    const NAME: &'static str;
+    /// Parity tolerance: max |got - ref| over a row, relative to the row's max |ref|.
+    /// The output's own rounding is at most half an ulp of the row's largest value
+    /// (2^-9 for bf16, 2^-11 for f16, 2^-24 for f32); the bounds leave room for the fp32
+    /// arithmetic and stay far below what a wrong element, index or reduction gives.
+    const TOLERANCE: f64;
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+    /// Little-endian bytes of a slice (what digests and uploads see).
+    fn bytes(values: &[Self]) -> Vec<u8>;
+    /// A value whose bits are all ones (a NaN in each dtype): what outputs hold before a
+    /// kernel runs, so an element the kernel failed to write is detected.
+    fn poison() -> Self;
+    fn is_poison(self) -> bool;
+}
+
+impl Elem for bf16 {
+    const NAME: &'static str = "bf16";
+    const TOLERANCE: f64 = 8e-3;
+    fn to_f64(self) -> f64 {
+        f64::from(self.to_f32())
+    }
+    fn from_f64(v: f64) -> Self {
+        bf16::from_f64(v)
+    }
+    fn bytes(values: &[Self]) -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|v| v.to_bits().to_le_bytes())
+            .collect()
+    }
+    fn poison() -> Self {
+        bf16::from_bits(u16::MAX)
+    }
+    fn is_poison(self) -> bool {
+        self.to_bits() == u16::MAX
+    }
+}
+
+impl Elem for f16 {
+    const NAME: &'static str = "f16";
+    const TOLERANCE: f64 = 1e-3;
+    fn to_f64(self) -> f64 {
+        f64::from(self.to_f32())
+    }
+    fn from_f64(v: f64) -> Self {
+        f16::from_f64(v)
+    }
+    fn bytes(values: &[Self]) -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|v| v.to_bits().to_le_bytes())
+            .collect()
+    }
+    fn poison() -> Self {
+        f16::from_bits(u16::MAX)
+    }
+    fn is_poison(self) -> bool {
+        self.to_bits() == u16::MAX
+    }
+}
+
+impl Elem for f32 {
+    const NAME: &'static str = "f32";
+    const TOLERANCE: f64 = 1e-5;
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn bytes(values: &[Self]) -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|v| v.to_bits().to_le_bytes())
+            .collect()
+    }
+    fn poison() -> Self {
+        f32::from_bits(u32::MAX)
+    }
+    fn is_poison(self) -> bool {
+        self.to_bits() == u32::MAX
+    }
+}
+
+/// Rounds through the storage dtype (what a store and a load give).
+pub fn round_to<T: Elem>(v: f64) -> f64 {
+    T::from_f64(v).to_f64()
+}
+
+pub fn to_f64<T: Elem>(values: &[T]) -> Vec<f64> {
+    values.iter().map(|v| v.to_f64()).collect()
+}
+
+/// splitmix64: a fixed seed gives the same inputs on every machine and run.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [lo, hi), from the top 53 bits.
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        let unit = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        lo + (hi - lo) * unit
+    }
+
+    /// `n` values uniform in [lo, hi), rounded to the storage dtype.
+    pub fn fill<T: Elem>(&mut self, n: usize, lo: f64, hi: f64) -> Vec<T> {
+        (0..n).map(|_| T::from_f64(self.uniform(lo, hi))).collect()
+    }
+}
+
+/// The parity metric: over each row of `cols` values, max |got - want| divided by the
+/// row's max |want| (a row of zeros is measured absolutely). Returns the worst row's ratio
+/// and where it happened, (row, col).
+pub fn max_row_relative_error(got: &[f64], want: &[f64], cols: usize) -> (f64, (usize, usize)) {
+    assert_eq!(got.len(), want.len(), "output length");
+    assert!(cols > 0 && want.len() % cols == 0, "whole rows");
+    let mut worst = (0.0f64, (0, 0));
+    for (r, (g_row, w_row)) in got.chunks(cols).zip(want.chunks(cols)).enumerate() {
+        let scale = w_row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let scale = if scale > 0.0 { scale } else { 1.0 };
+        for (c, (g, w)) in g_row.iter().zip(w_row).enumerate() {
+            // NaN in `got` (a poisoned or broken element) must count as the worst error.
+            let e = if g.is_nan() != w.is_nan() {
+                f64::INFINITY
+            } else {
+                (g - w).abs() / scale
+            };
+            if e > worst.0 || (e.is_nan() && !worst.0.is_nan()) {
+                worst = (e, (r, c));
+            }
+        }
+    }
+    worst
+}
+
+/// Panics with a readable message when `got` is outside the dtype's tolerance of `want`.
+pub fn assert_close<T: Elem>(what: &str, got: &[T], want: &[f64], cols: usize) {
+    let got = to_f64(got);
+    let (err, (r, c)) = max_row_relative_error(&got, want, cols);
+    assert!(
+        err <= T::TOLERANCE,
+        "{what} ({}): row {r} col {c}: got {}, reference {}; error {err:.3e} of the row's scale exceeds {:.1e}",
+        T::NAME,
+        got[r * cols + c],
+        want[r * cols + c],
+        T::TOLERANCE
+    );
+}
