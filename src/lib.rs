@@ -3,10 +3,13 @@
 //!
 //! - [`registry`]: the embedded cubins and PTX with SHA-256, toolkit, flags, source digest,
 //!   entry points and resource facts; no GPU or driver needed.
+//! - [`params`]: argument structs shared with the kernels (bindgen output of
+//!   `cuda/include/cubins/params.h`).
 //! - [`runtime`]: route selection, launch checks and the typed launcher table; with the
 //!   `cust` feature, [`runtime::Gpu`] loads modules and launches.
 //! - `ops` (feature `cust`): safe operations over the typed launchers.
 
+pub mod params;
 pub mod registry;
 pub mod runtime;
 

@@ -6,13 +6,14 @@ use super::kernel::{Kernel, KernelState};
 use super::launch::DeviceLimits;
 use super::launchers::{KernelSpec, KERNELS};
 use super::module::LoadedModule;
-use super::route::{self, DeviceId, Route, RoutePolicy};
+use super::route::{self, ArtifactKind, DeviceId, Route, RoutePolicy, Selected};
 use super::Error;
 use crate::registry;
 use cust::sys as cu;
 use cust::sys::CUdevice_attribute as A;
 use std::ffi::c_char;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 /// The device a [`Gpu`] runs on.
 #[derive(Debug, Clone)]
@@ -202,8 +203,51 @@ impl Gpu {
     }
 
     /// Wall time the kernel file's module took to load (JIT included), loading it if needed.
-    pub fn module_load_time(&self, file: &str) -> Result<std::time::Duration, Error> {
+    pub fn module_load_time(&self, file: &str) -> Result<Duration, Error> {
         Ok(self.module(file)?.load_time)
+    }
+
+    /// Times loading one artifact of kernel file `file` into a context created for the purpose
+    /// (so nothing is cached in it), resolving every entry point with a typed launcher, which
+    /// completes lazy loading. The context is destroyed afterwards and this `Gpu`'s context
+    /// made current again. A measurement aid: `kind` picks cubin or PTX regardless of policy;
+    /// PTX loads are counted as fallbacks like any other.
+    pub fn time_fresh_load(
+        &self,
+        file: &str,
+        kind: ArtifactKind,
+    ) -> Result<(Selected, Duration), Error> {
+        let kernel_file = &registry::kernel_files()?[file_index(file)?];
+        let policy = match kind {
+            ArtifactKind::Cubin => RoutePolicy::ForceCubin,
+            ArtifactKind::PtxJit => RoutePolicy::ForcePtx,
+        };
+        let selected = route::select(kernel_file, self.device.cc, policy)?;
+        let mut dev: cu::CUdevice = 0;
+        // SAFETY: plain driver calls on locals; the context created here is destroyed below.
+        check("cuDeviceGet", unsafe {
+            cu::cuDeviceGet(&mut dev, self.device.ordinal as i32)
+        })?;
+        let mut fresh: cu::CUcontext = std::ptr::null_mut();
+        check("cuCtxCreate_v2", unsafe {
+            cu::cuCtxCreate_v2(&mut fresh, 0, dev)
+        })?;
+        let timed = (|| -> Result<Duration, Error> {
+            let start = Instant::now();
+            let module = LoadedModule::load(kernel_file, selected)?;
+            for k in KERNELS.iter().filter(|k| k.file == file) {
+                module.function(k.symbol)?;
+            }
+            let elapsed = start.elapsed();
+            drop(module);
+            Ok(elapsed)
+        })();
+        // SAFETY: `fresh` was created above and nothing else refers to it.
+        let destroyed = check("cuCtxDestroy_v2", unsafe { cu::cuCtxDestroy_v2(fresh) });
+        self.bind()?;
+        let elapsed = timed?;
+        destroyed?;
+        Ok((selected, elapsed))
     }
 
     fn lock(&self) -> MutexGuard<'_, ()> {

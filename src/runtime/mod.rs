@@ -30,7 +30,7 @@ pub use route::{
     ptx_fallbacks, select, ArtifactKind, DeviceId, NoRoute, Route, RoutePolicy, Selected,
     FORCE_ROUTE_ENV,
 };
-pub use vector::U8x16;
+pub use vector::{Bf16, U8x16, F16};
 
 #[cfg(feature = "cust")]
 pub use gpu::{DeviceInfo, Gpu};

@@ -1,5 +1,7 @@
 //! Developer tasks: `cargo xtask <task>`. Run `cargo xtask help` for the list.
 
+mod bindgen;
+mod bundle;
 mod setup;
 mod stub;
 mod tasks;
@@ -16,6 +18,10 @@ cargo xtask <task>
   test [ARGS]       setup, link stub, then the whole suite with the runtime
                     (cargo test --workspace --features cust ARGS), no GPU or driver needed
   link-stub         build target/cuda-stub/lib64/libcuda.so: a driver stand-in to link `cust`
+  bindgen [--check]  regenerate src/params.rs from cuda/include/cubins/params.h (needs libclang)
+  gpu-bundle [--out DIR]
+                    GPU tests + benchmarks (release, sm_90 included), stripped, with run.sh,
+                    into DIR (default bundle/); on the GPU machine: bash DIR/run.sh RESULTS all
   inspect [ARGS]    run the cubins-inspect CLI (report, diff, or a .cu/.cubin file)
   help              this text
 ";
@@ -30,6 +36,8 @@ fn main() {
         "test" => tasks::test(&rest),
         "inspect" => tasks::inspect(&rest),
         "link-stub" => stub::run().map(|_| ()),
+        "gpu-bundle" => bundle::run(&rest),
+        "bindgen" => bindgen::run(&rest),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
             Ok(())

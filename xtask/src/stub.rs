@@ -55,9 +55,9 @@ pub fn run() -> Result<PathBuf> {
         so.display()
     );
     println!(
-        "  to use it with cargo directly: export CUDA_LIBRARY_PATH={} LD_LIBRARY_PATH={}",
+        "  to use it with cargo directly: export CUDA_LIBRARY_PATH={} LD_LIBRARY_PATH={}/lib64:$LD_LIBRARY_PATH",
         stub_root().display(),
-        loader_path(&stub_root()).to_string_lossy()
+        stub_root().display()
     );
     Ok(stub_root())
 }

@@ -44,8 +44,8 @@ impl Elem {
             Elem::I32 => "i32",
             Elem::F32 => "f32",
             Elem::F64 => "f64",
-            Elem::Bf16 => "::half::bf16",
-            Elem::F16 => "::half::f16",
+            Elem::Bf16 => "crate::runtime::Bf16",
+            Elem::F16 => "crate::runtime::F16",
             Elem::U8x16 => "crate::runtime::U8x16",
         }
     }

@@ -1,0 +1,53 @@
+//! Shared by the GPU test binaries (`tests/gpu_*.rs`). These tests are `#[ignore]`d so that
+//! `cargo test` on a machine without a GPU lists them as ignored; the GPU bundle runs them with
+//! `--include-ignored`, and without a GPU they fail rather than pass.
+#![allow(dead_code)]
+
+use cubins::runtime::{Gpu, RoutePolicy};
+
+/// The reason every GPU test carries in its `#[ignore]`.
+pub const NEEDS_GPU: &str =
+    "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)";
+
+/// A `Gpu` on device 0 with automatic routes, or a panic that says why there is none.
+pub fn gpu() -> Gpu {
+    gpu_with(RoutePolicy::Auto)
+}
+
+pub fn gpu_with(policy: RoutePolicy) -> Gpu {
+    match Gpu::with_policy(0, policy) {
+        Ok(g) => g,
+        Err(e) => panic!("this GPU test needs a CUDA device and found none: {e}"),
+    }
+}
+
+/// Deterministic pseudo-random bytes (splitmix64), so a failure reproduces.
+pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+/// The byte outputs are filled with before a kernel runs; a slot the kernel failed to write
+/// still holds it (random inputs contain it too, so comparisons are against the input, never
+/// against "not poison").
+pub const POISON: u8 = 0xA5;
+
+/// The first index where `got` differs from `want`, with both bytes, for a readable failure.
+pub fn first_difference(got: &[u8], want: &[u8]) -> Option<(usize, u8, u8)> {
+    if got.len() != want.len() {
+        return Some((got.len().min(want.len()), 0, 0));
+    }
+    got.iter()
+        .zip(want)
+        .position(|(a, b)| a != b)
+        .map(|i| (i, got[i], want[i]))
+}
