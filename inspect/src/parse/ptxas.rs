@@ -28,6 +28,8 @@ pub struct PtxasFunction {
     pub spill_stores: Option<u32>,
     pub spill_loads: Option<u32>,
     pub cumulative_stack_bytes: Option<u32>,
+    /// `N bytes lmem` (local memory outside the stack frame; printed by some targets).
+    pub lmem_bytes: Option<u32>,
 }
 
 /// `Overriding maximum register limit 256 for 'k' with 24 of maxrregcount option` (names the
@@ -78,8 +80,9 @@ static_regex!(
 );
 static_regex!(
     re_gmem,
-    r"^(?P<gmem>\d+) bytes gmem(?P<rest>(?:, \d+ bytes cmem\[\d+\])*)$"
+    r"^(?P<gmem>\d+) bytes gmem(?:, \d+ bytes (?:cmem\[\d+\]|smem|lmem))*$"
 );
+static_regex!(re_coded_note, r"^\(C\d+\) ");
 static_regex!(
     re_compiling,
     r"^Compiling entry function '(?P<name>[^']+)' for '(?P<arch>[^']+)'$"
@@ -122,6 +125,7 @@ fn parse_usage(body: &str, f: &mut PtxasFunction) -> Result<(), &'static str> {
             ["Used", _, "registers"] => f.registers = Some(n(1)?),
             ["used", _, "barriers"] => f.barriers = Some(n(1)?),
             [_, "bytes", "smem"] => f.smem_bytes = Some(n(0)?),
+            [_, "bytes", "lmem"] => f.lmem_bytes = Some(n(0)?),
             [_, "bytes", "cumulative", "stack", "size"] => f.cumulative_stack_bytes = Some(n(0)?),
             [_, "bytes", bank] if bank.starts_with("cmem[") && bank.ends_with(']') => {
                 let idx = number_u32(&bank[5..bank.len() - 1]).ok_or("a cmem bank index")?;
@@ -206,6 +210,9 @@ pub fn parse(text: &str) -> Result<PtxasLog, ParseError> {
             }
             _ => {
                 if msg.starts_with("Compile time") || msg.is_empty() {
+                } else if re_coded_note().is_match(msg) {
+                    // Numbered advisories (`(C7515) ...`) are notes for the reader, kept verbatim.
+                    log.warnings.push(line.to_string());
                 } else if let Some(g) = re_gmem().captures(msg) {
                     log.gmem_bytes = number_u32(&g["gmem"]);
                 } else if let Some(e) = re_compiling().captures(msg) {
@@ -404,6 +411,19 @@ ptxas info    : Compile time = 24.849 ms
         let log = parse(&text).unwrap();
         assert_eq!(log.warnings.len(), 1);
         assert!(log.warnings[0].contains("#177-D"));
+    }
+
+    #[test]
+    fn lmem_gmem_variants_and_coded_notes() {
+        let text = format!(
+            "ptxas info    : 8 bytes gmem, 16 bytes cmem[3], 4 bytes smem\n\
+             ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized\n{}",
+            SM80.replace("8192 bytes smem", "8192 bytes smem, 16 bytes lmem").replace("ptxas info    : 0 bytes gmem\n", "")
+        );
+        let log = parse(&text).unwrap();
+        assert_eq!(log.gmem_bytes, Some(8));
+        assert_eq!(log.functions[0].lmem_bytes, Some(16));
+        assert!(log.warnings[0].contains("(C7515)"));
     }
 
     #[test]
