@@ -97,7 +97,12 @@ pub fn run(ctx: &Context) -> Result<(), String> {
 
     if let Some(reason) = skip_reason(&env) {
         write(&registry_path, &registry_gen::empty(reason))?;
-        write(&launchers_path, "")?;
+        // The launchers come from the manifest alone: without cubins there is nothing to check.
+        let manifest =
+            Manifest::load(&cuda_dir.join("kernels.toml")).map_err(|e| format!("cubins: {e}"))?;
+        let launchers = launcher::generate(&manifest, &[])
+            .map_err(|errs| format!("cubins: {}", errs.join("\n")))?;
+        write(&launchers_path, &launchers)?;
         return Ok(());
     }
 
