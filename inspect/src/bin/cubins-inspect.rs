@@ -20,7 +20,7 @@ cubins-inspect: resource and SASS reports of CUDA kernels, without a GPU
 
 USAGE:
   cubins-inspect report [--json] [--arch sm_XX ...]
-      compile this workspace's cuda/ (cached under target/cubins-inspect/) and print a
+      compile this workspace's cuda/ (cached under target/cubins-inspect/, or CUBINS_CACHE_DIR) and print a
       kernels x arches table (registers, spills, stack, smem, occupancy, key opcode classes)
       and the contract check, or the full reports as JSON
   cubins-inspect report --build [--json]
@@ -217,7 +217,11 @@ fn compile_dir(
     manifest: &Manifest,
 ) -> CliResult<ReportsFile> {
     let tc = toolchain(root, archs)?;
-    let cache = target_dir(root).join("cubins-inspect").join("cache");
+    // Shared with `cargo build` when CUBINS_CACHE_DIR points both at one cache.
+    let cache = std::env::var_os("CUBINS_CACHE_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir(root).join("cubins-inspect").join("cache"));
     let what = match only.first() {
         Some(f) => source_dir.join(f).display().to_string(),
         None => source_dir.display().to_string(),
