@@ -5,6 +5,11 @@
 //! memory. A violation is an `Err` before anything reaches the GPU.
 
 pub mod copy;
+pub mod rmsnorm;
+pub mod rope;
+pub mod rows;
+pub mod softmax;
+pub mod swiglu;
 
 use crate::runtime::BufferArg;
 use cust::memory::{DeviceCopy, DeviceSlice};

@@ -1,0 +1,229 @@
+//! Rotary position embedding in place (`cuda/rope.cu`) on q `[tokens, q_heads, head_dim]` and
+//! k `[tokens, k_heads, head_dim]`, with cos and sin tables `[tokens, head_dim / 2]` in the
+//! storage dtype. For pair p of a head, (a, b) becomes (a cos - b sin, b cos + a sin), where
+//! (a, b) is (x[p], x[p + head_dim / 2]) for [`Pairing::Neox`] and (x[2p], x[2p + 1]) for
+//! [`Pairing::Gptj`].
+
+use super::buffer;
+use super::rows::{
+    check_disjoint, chunk_elems, entry_name, shape_error, tensor_bytes, Launched, Storage,
+};
+use crate::runtime::launchers::{
+    RopeGptjBf16, RopeGptjF16, RopeGptjF32, RopeNeoxBf16, RopeNeoxF16, RopeNeoxF32,
+};
+use crate::runtime::{Bf16, BufferArg, Error, Gpu, LaunchConfig, F16};
+use cust::memory::{DevicePointer, DeviceSlice};
+use cust::stream::Stream;
+
+/// Which elements of a head a rotary pair joins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pairing {
+    /// (x[p], x[p + head_dim / 2]): rotate halves (GPT-NeoX, Llama).
+    Neox,
+    /// (x[2p], x[2p + 1]): interleaved pairs (GPT-J).
+    Gptj,
+}
+
+impl Pairing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pairing::Neox => "neox",
+            Pairing::Gptj => "gptj",
+        }
+    }
+}
+
+/// Shape of a RoPE launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RopeShape {
+    pub tokens: usize,
+    pub q_heads: usize,
+    pub k_heads: usize,
+    pub head_dim: usize,
+}
+
+/// `__launch_bounds__` of the kernels.
+const MAX_THREADS: u32 = 512;
+/// Threads per block the head loop aims at.
+const TARGET_THREADS: u32 = 256;
+/// Threads along a head on the elementwise path.
+const ELEMENT_THREADS_X: u32 = 32;
+
+/// The launchers of one storage dtype.
+pub trait RopeElem: Storage {
+    /// # Safety
+    /// q, k, cos and sin hold the shape's elements; q and k overlap nothing; `vector` only
+    /// when the alignment rule of `cuda/rope.cu` holds.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch(
+        gpu: &Gpu,
+        stream: &Stream,
+        pairing: Pairing,
+        config: &LaunchConfig,
+        q: DevicePointer<Self>,
+        k: DevicePointer<Self>,
+        cos: DevicePointer<Self>,
+        sin: DevicePointer<Self>,
+        shape: [u32; 4],
+        vector: u32,
+    ) -> Result<(), Error>;
+}
+
+macro_rules! rope_elem {
+    ($t:ty, $neox:ty, $gptj:ty) => {
+        impl RopeElem for $t {
+            unsafe fn launch(
+                gpu: &Gpu,
+                stream: &Stream,
+                pairing: Pairing,
+                config: &LaunchConfig,
+                q: DevicePointer<Self>,
+                k: DevicePointer<Self>,
+                cos: DevicePointer<Self>,
+                sin: DevicePointer<Self>,
+                shape: [u32; 4],
+                vector: u32,
+            ) -> Result<(), Error> {
+                let [t, qh, kh, d] = shape;
+                match pairing {
+                    Pairing::Neox => gpu
+                        .kernel::<$neox>()?
+                        .launch(stream, config, q, k, cos, sin, t, qh, kh, d, vector),
+                    Pairing::Gptj => gpu
+                        .kernel::<$gptj>()?
+                        .launch(stream, config, q, k, cos, sin, t, qh, kh, d, vector),
+                }
+            }
+        }
+    };
+}
+
+rope_elem!(Bf16, RopeNeoxBf16, RopeGptjBf16);
+rope_elem!(F16, RopeNeoxF16, RopeGptjF16);
+rope_elem!(f32, RopeNeoxF32, RopeGptjF32);
+
+/// Whether 16-byte accesses are valid for every row: NeoX needs head_dim / 2, GPT-J
+/// head_dim, to be a multiple of the chunk width, and every base 16-byte aligned.
+fn vector_ok<T>(pairing: Pairing, head_dim: usize, buffers: &[BufferArg]) -> bool {
+    let vec = chunk_elems::<T>() as usize;
+    let span = match pairing {
+        Pairing::Neox => head_dim / 2,
+        Pairing::Gptj => head_dim,
+    };
+    span % vec == 0 && buffers.iter().all(|b| b.address % 16 == 0)
+}
+
+/// The block: pair chunks (or pairs) along x, heads along y; each thread visits about
+/// `heads / y` heads with its cos/sin chunk loaded once.
+fn block<T>(pairing: Pairing, head_dim: usize, heads: usize, vector: bool) -> [u32; 3] {
+    let x = if vector {
+        let span = match pairing {
+            Pairing::Neox => head_dim / 2,
+            Pairing::Gptj => head_dim,
+        };
+        (span / chunk_elems::<T>() as usize) as u32
+    } else {
+        ELEMENT_THREADS_X.min((head_dim / 2) as u32)
+    };
+    let y_max = (TARGET_THREADS / x).max(1) as usize;
+    let per_thread = heads.div_ceil(y_max);
+    let y = heads.div_ceil(per_thread) as u32;
+    [x, y, 1]
+}
+
+/// Applies RoPE in place to q (and k when given; `k_heads` must be 0 without it).
+#[allow(clippy::too_many_arguments)]
+pub fn rope<T: RopeElem>(
+    gpu: &Gpu,
+    stream: &Stream,
+    pairing: Pairing,
+    q: &mut DeviceSlice<T>,
+    k: Option<&mut DeviceSlice<T>>,
+    cos: &DeviceSlice<T>,
+    sin: &DeviceSlice<T>,
+    shape: RopeShape,
+) -> Result<Launched, Error> {
+    let name = entry_name::<T>(&format!("rope_{}", pairing.name()))?;
+    let RopeShape {
+        tokens,
+        q_heads,
+        k_heads,
+        head_dim,
+    } = shape;
+    if tokens == 0 || q_heads == 0 {
+        return Err(shape_error(name, "at least one token and one q head"));
+    }
+    if head_dim < 2 || head_dim % 2 != 0 {
+        return Err(shape_error(name, "an even head_dim of at least 2"));
+    }
+    if k.is_none() && k_heads != 0 {
+        return Err(shape_error(name, "a k buffer when k_heads > 0"));
+    }
+    let max = u32::MAX as usize;
+    if tokens > max || q_heads + k_heads > i32::MAX as usize || head_dim > (1 << 20) {
+        return Err(shape_error(
+            name,
+            "tokens within 2^32 - 1, heads within 2^31 - 1, head_dim within 2^20",
+        ));
+    }
+    let half = head_dim / 2;
+    let qb = buffer("q", q);
+    qb.at_least(tensor_bytes::<T>(tokens * q_heads, head_dim))?;
+    let (cb, sb) = (buffer("cos", cos), buffer("sin", sin));
+    cb.at_least(tensor_bytes::<T>(tokens, half))?;
+    sb.at_least(tensor_bytes::<T>(tokens, half))?;
+    let (k_ptr, kb) = match k {
+        Some(k) => {
+            let kb = buffer("k", k);
+            kb.at_least(tensor_bytes::<T>(tokens * k_heads, head_dim))?;
+            (k.as_device_ptr(), Some(kb))
+        }
+        None => (DevicePointer::null(), None),
+    };
+    let mut outputs = vec![qb];
+    outputs.extend(kb);
+    check_disjoint(&outputs, &[cb, sb])?;
+
+    let all: Vec<BufferArg> = outputs.iter().copied().chain([cb, sb]).collect();
+    let vector = vector_ok::<T>(pairing, head_dim, &all);
+    let block = block::<T>(pairing, head_dim, q_heads + k_heads, vector);
+    if block[0] * block[1] > MAX_THREADS {
+        return Err(shape_error(
+            name,
+            "head_dim / 2 within 4096 chunks of 16 bytes (512 threads per block)",
+        ));
+    }
+    let launched = Launched {
+        kernel: name,
+        config: LaunchConfig {
+            grid: [tokens.min(i32::MAX as usize) as u32, 1, 1],
+            block,
+            dynamic_smem_bytes: 0,
+        },
+        choice: format!("walk={}", if vector { "vector" } else { "elementwise" }),
+    };
+    let dims = [
+        tokens as u32,
+        q_heads as u32,
+        k_heads as u32,
+        head_dim as u32,
+    ];
+    // SAFETY: q, k, cos and sin cover the shape; q and k overlap each other and the tables
+    // nowhere; `vector` is set only when every row is 16-byte aligned for the kernel's
+    // accesses (checked above).
+    unsafe {
+        T::launch(
+            gpu,
+            stream,
+            pairing,
+            &launched.config,
+            q.as_device_ptr(),
+            k_ptr,
+            cos.as_device_ptr(),
+            sin.as_device_ptr(),
+            dims,
+            u32::from(vector),
+        )?
+    };
+    Ok(launched)
+}

@@ -1,0 +1,357 @@
+//! Shared by the fused row ops (`rmsnorm`, `softmax`, `swiglu`, `rope`): the storage dtypes,
+//! the row geometry selector, shape checks, and the record of what a launch chose.
+//!
+//! The row kernels (cuda/include/cubins/rows.cuh) run a block of `threads_per_row` x
+//! `rows_per_block` threads: each row group keeps up to `resident_chunks` 16-byte chunks per
+//! thread in registers between its reduction and its write. The selector takes the fewest
+//! threads that keep the whole row resident (more rows in flight per SM, more loads in
+//! flight per thread), at least 16 per row (one per head or tail column), several rows per
+//! block when a row needs no more than a warp.
+
+use crate::runtime::{Bf16, BufferArg, Error, Gpu, LaunchConfig, LaunchError, F16};
+use cust::memory::DeviceCopy;
+use std::fmt;
+
+/// A storage dtype of the fused kernels (arithmetic is fp32 in every case).
+pub trait Storage: DeviceCopy + Copy + Default + 'static {
+    /// Entry-point suffix: `bf16`, `f16`, `f32`.
+    const NAME: &'static str;
+}
+
+impl Storage for Bf16 {
+    const NAME: &'static str = "bf16";
+}
+
+impl Storage for F16 {
+    const NAME: &'static str = "f16";
+}
+
+impl Storage for f32 {
+    const NAME: &'static str = "f32";
+}
+
+/// Bytes per vector access of the kernels.
+pub const CHUNK_BYTES: u32 = 16;
+
+/// Elements of `T` per 16-byte chunk.
+pub fn chunk_elems<T>() -> u32 {
+    CHUNK_BYTES / std::mem::size_of::<T>() as u32
+}
+
+/// The longest row the kernels index (their column arithmetic is 32-bit signed).
+pub const MAX_COLS: usize = 1 << 30;
+
+/// How one row kernel is built (its `.cu` constants).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowKernel {
+    /// Entry-point name prefix, e.g. `rmsnorm_fwd` (the dtype suffix is added).
+    pub name: &'static str,
+    /// Body chunks per thread a resident row keeps in registers.
+    pub resident_chunks: u32,
+    /// `__launch_bounds__`: threads per block.
+    pub max_threads: u32,
+}
+
+/// Threads per row: chosen by the selector, or fixed (for sweeps and tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Threads {
+    #[default]
+    Auto,
+    /// 16, 32, or a multiple of 32 up to the kernel's maximum.
+    PerRow(u32),
+}
+
+/// Which walk a row whose tensors are 16-byte aligned with each other takes (rows that
+/// are not take the elementwise walk; the kernel decides per row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// The row stays in registers from the reduction to the write: read once.
+    Resident,
+    /// The row is longer than one tile: pass 2 reads it again (from L2).
+    Streamed,
+}
+
+impl fmt::Display for Walk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Walk::Resident => "resident",
+            Walk::Streamed => "streamed",
+        })
+    }
+}
+
+/// Block shape of a row kernel launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowGeometry {
+    pub threads_per_row: u32,
+    pub rows_per_block: u32,
+}
+
+/// Threads per block the selector aims at when several rows share a block.
+const SHARED_BLOCK_THREADS: u32 = 128;
+
+impl RowGeometry {
+    /// The geometry for rows of `cols` elements of `T`.
+    pub fn select<T>(
+        kernel: &RowKernel,
+        cols: usize,
+        threads: Threads,
+    ) -> Result<RowGeometry, LaunchError> {
+        let per_row = match threads {
+            Threads::Auto => {
+                let chunks = cols.div_ceil(chunk_elems::<T>() as usize) as u64;
+                let needed = chunks.div_ceil(u64::from(kernel.resident_chunks)).max(1);
+                match needed {
+                    0..=16 => 16,
+                    17..=32 => 32,
+                    n => (n.div_ceil(32) * 32).min(u64::from(kernel.max_threads)) as u32,
+                }
+            }
+            Threads::PerRow(t) => {
+                let ok = t == 16 || (t % 32 == 0 && t >= 32 && t <= kernel.max_threads);
+                if !ok {
+                    return Err(LaunchError::Geometry {
+                        kernel: kernel.name,
+                        requirement: "16, 32 or a multiple of 32 threads per row, within the kernel's maximum",
+                        config: LaunchConfig {
+                            grid: [1, 1, 1],
+                            block: [t, 1, 1],
+                            dynamic_smem_bytes: 0,
+                        },
+                    });
+                }
+                t
+            }
+        };
+        let rows_per_block = if per_row <= 32 {
+            SHARED_BLOCK_THREADS / per_row
+        } else {
+            1
+        };
+        Ok(RowGeometry {
+            threads_per_row: per_row,
+            rows_per_block,
+        })
+    }
+
+    pub fn threads(&self) -> u32 {
+        self.threads_per_row * self.rows_per_block
+    }
+
+    /// One row group per row.
+    pub fn config(&self, rows: usize) -> LaunchConfig {
+        // check_rows_cols bounds rows by the grid's 2^31 - 1.
+        let blocks = rows.div_ceil(self.rows_per_block as usize).max(1) as u32;
+        LaunchConfig {
+            grid: [blocks, 1, 1],
+            block: [self.threads_per_row, self.rows_per_block, 1],
+            dynamic_smem_bytes: 0,
+        }
+    }
+
+    /// The walk of an aligned row of `cols` elements of `T` under this geometry.
+    pub fn walk<T>(&self, kernel: &RowKernel, cols: usize) -> Walk {
+        let chunks = cols / chunk_elems::<T>() as usize;
+        if chunks <= (self.threads_per_row * kernel.resident_chunks) as usize {
+            Walk::Resident
+        } else {
+            Walk::Streamed
+        }
+    }
+}
+
+/// What a fused op launched: the entry point and the geometry it chose. `stamp` joins it to
+/// the route the runtime took, for the STAMP line of a reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launched {
+    pub kernel: &'static str,
+    pub config: LaunchConfig,
+    /// The geometry in words: `threads_per_row=64 rows_per_block=1 walk=resident`.
+    pub choice: String,
+}
+
+impl Launched {
+    pub fn stamp(&self, gpu: &Gpu) -> Result<String, Error> {
+        Ok(format!("{} {}", gpu.route(self.kernel)?, self))
+    }
+}
+
+impl fmt::Display for Launched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [gx, gy, gz] = self.config.grid;
+        let [bx, by, bz] = self.config.block;
+        write!(f, "grid={gx}x{gy}x{gz} block={bx}x{by}x{bz}")?;
+        if self.config.dynamic_smem_bytes > 0 {
+            write!(f, " smem={}", self.config.dynamic_smem_bytes)?;
+        }
+        write!(f, " {}", self.choice)
+    }
+}
+
+/// A one-row-group-per-row launch of `kernel` for `T`: the checked shape as kernel
+/// arguments, and the launch record.
+pub fn plan_rows<T: Storage>(
+    kernel: &RowKernel,
+    rows: usize,
+    cols: usize,
+    threads: Threads,
+) -> Result<(u32, u32, Launched), Error> {
+    let name = entry_name::<T>(kernel.name)?;
+    let (r, c) = check_rows_cols(name, rows, cols)?;
+    let g = RowGeometry::select::<T>(kernel, cols, threads)?;
+    let launched = Launched {
+        kernel: name,
+        config: g.config(rows),
+        choice: format!(
+            "threads_per_row={} rows_per_block={} walk={}",
+            g.threads_per_row,
+            g.rows_per_block,
+            g.walk::<T>(kernel, cols)
+        ),
+    };
+    Ok((r, c, launched))
+}
+
+/// The entry point `prefix_dtype` as the static name the launcher table knows.
+pub fn entry_name<T: Storage>(prefix: &str) -> Result<&'static str, Error> {
+    let name = format!("{prefix}_{}", T::NAME);
+    crate::runtime::KERNELS
+        .iter()
+        .map(|k| k.name)
+        .find(|k| *k == name)
+        .ok_or_else(|| Error::UnknownKernel {
+            name,
+            available: crate::runtime::KERNELS.iter().map(|k| k.name).collect(),
+        })
+}
+
+/// A shape the kernel cannot take, as an `Err` naming the kernel and the rule.
+pub fn shape_error(kernel: &'static str, requirement: &'static str) -> Error {
+    LaunchError::Geometry {
+        kernel,
+        requirement,
+        config: LaunchConfig::linear(0, 0),
+    }
+    .into()
+}
+
+/// Rows and columns of a row op: both at least 1, rows within the grid, columns within
+/// the kernels' 32-bit column arithmetic.
+pub fn check_rows_cols(
+    kernel: &'static str,
+    rows: usize,
+    cols: usize,
+) -> Result<(u32, u32), Error> {
+    if rows == 0 || cols == 0 {
+        return Err(shape_error(kernel, "at least one row and one column"));
+    }
+    if rows > i32::MAX as usize {
+        return Err(shape_error(
+            kernel,
+            "at most 2^31 - 1 rows (one grid row group each)",
+        ));
+    }
+    if cols > MAX_COLS {
+        return Err(shape_error(kernel, "at most 2^30 columns"));
+    }
+    Ok((rows as u32, cols as u32))
+}
+
+/// Each output against every other buffer of the launch (outputs included): the kernels
+/// declare them `__restrict__`, and a write landing in another buffer would be a race.
+pub fn check_disjoint(outputs: &[BufferArg], inputs: &[BufferArg]) -> Result<(), LaunchError> {
+    for (i, out) in outputs.iter().enumerate() {
+        for other in outputs[i + 1..].iter().chain(inputs) {
+            out.disjoint(other)?;
+        }
+    }
+    Ok(())
+}
+
+/// `rows * cols` elements of `T` in bytes.
+pub fn tensor_bytes<T>(rows: usize, cols: usize) -> u64 {
+    (rows as u64) * (cols as u64) * std::mem::size_of::<T>() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FWD: RowKernel = RowKernel {
+        name: "rmsnorm_fwd",
+        resident_chunks: 8,
+        max_threads: 1024,
+    };
+
+    fn auto<T>(cols: usize) -> RowGeometry {
+        RowGeometry::select::<T>(&FWD, cols, Threads::Auto).unwrap()
+    }
+
+    #[test]
+    fn selector_keeps_rows_resident_with_the_fewest_threads() {
+        // bf16, 8 elements per chunk, 8 chunks per thread: 64 columns per thread.
+        assert_eq!(
+            auto::<Bf16>(4096),
+            RowGeometry {
+                threads_per_row: 64,
+                rows_per_block: 1
+            }
+        );
+        assert_eq!(auto::<Bf16>(8192).threads_per_row, 128);
+        assert_eq!(auto::<Bf16>(14336).threads_per_row, 224);
+        assert_eq!(auto::<Bf16>(32768).threads_per_row, 512);
+        assert_eq!(auto::<f32>(4096).threads_per_row, 128);
+        for cols in [4096, 8192, 14336, 32768] {
+            let g = auto::<Bf16>(cols);
+            assert_eq!(g.walk::<Bf16>(&FWD, cols), Walk::Resident, "{cols}");
+        }
+        // Past 1024 x 8 chunks the row is streamed.
+        let g = auto::<Bf16>(1 << 17);
+        assert_eq!(g.threads_per_row, 1024);
+        assert_eq!(g.walk::<Bf16>(&FWD, 1 << 17), Walk::Streamed);
+    }
+
+    #[test]
+    fn short_rows_share_a_block() {
+        for cols in [1, 7, 128, 1024] {
+            let g = auto::<Bf16>(cols);
+            assert_eq!((g.threads_per_row, g.rows_per_block), (16, 8), "{cols}");
+        }
+        let g = auto::<Bf16>(2048);
+        assert_eq!((g.threads_per_row, g.rows_per_block), (32, 4));
+        assert_eq!(g.config(9).grid, [3, 1, 1]);
+        assert_eq!(g.config(9).block, [32, 4, 1]);
+        assert_eq!(
+            auto::<Bf16>(4097).threads_per_row,
+            96,
+            "65 threads round up to whole warps"
+        );
+    }
+
+    #[test]
+    fn fixed_threads_are_checked() {
+        for t in [16, 32, 64, 96, 1024] {
+            assert_eq!(
+                RowGeometry::select::<Bf16>(&FWD, 4096, Threads::PerRow(t))
+                    .unwrap()
+                    .threads_per_row,
+                t
+            );
+        }
+        for t in [0, 8, 48, 1056] {
+            let e = RowGeometry::select::<Bf16>(&FWD, 4096, Threads::PerRow(t)).unwrap_err();
+            assert!(e.to_string().contains("threads per row"), "{e}");
+        }
+    }
+
+    #[test]
+    fn shapes_are_checked() {
+        assert!(check_rows_cols("k", 0, 4).is_err());
+        assert!(check_rows_cols("k", 4, 0).is_err());
+        assert!(check_rows_cols("k", 4, MAX_COLS + 1).is_err());
+        assert_eq!(check_rows_cols("k", 1, 7).unwrap(), (1, 7));
+        assert_eq!(tensor_bytes::<Bf16>(3, 7), 42);
+        assert!(entry_name::<Bf16>("rmsnorm_fwd").is_ok_and(|n| n == "rmsnorm_fwd_bf16"));
+        assert!(entry_name::<f32>("no_such_kernel").is_err());
+    }
+}

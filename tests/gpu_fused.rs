@@ -1,0 +1,1166 @@
+//! GPU gates of the fused kernels (RMSNorm, softmax, SwiGLU, RoPE; docs/kernels/fused.md):
+//!
+//! - parity with the float64 references (tests/common/reference.rs) within the per-dtype
+//!   tolerance of tests/common/data.rs, over edge shapes (row length 1, 7, 4095, 4096,
+//!   4097; one row; many rows), rows longer than a resident tile, and bases that are not
+//!   16-byte aligned (all tensors shifted alike: the vector walk with a head; one tensor
+//!   shifted: the elementwise walk);
+//! - poisoned outputs (all bits set) fully overwritten, guard zones around every buffer
+//!   untouched;
+//! - FNV-1a digests at fixed shapes against tests/digests/fused.txt (a missing key fails);
+//! - repeat runs and CUDA-graph replay bit-identical to the first run;
+//! - bad input refused with an `Err` before launch.
+//!
+//! `#[ignore]`d: run through the GPU bundle, which passes `--include-ignored`.
+#![cfg(feature = "cust")]
+
+mod common;
+#[allow(dead_code)]
+#[path = "../benches/harness/gpu/driver.rs"]
+mod driver;
+mod gpu_common;
+
+use common::data::{assert_close, to_f64, Elem, SplitMix64};
+use common::digest::{fnv1a64, hash_line, DigestFile};
+use common::reference;
+use cubins::ops::rmsnorm::{
+    rmsnorm, rmsnorm_backward, rmsnorm_backward_plan, rmsnorm_residual, rmsnorm_residual_into,
+    RmsNormBwdOptions, RmsNormElem, RmsNormOptions,
+};
+use cubins::ops::rope::{rope, Pairing, RopeElem, RopeShape};
+use cubins::ops::rows::{Launched, Threads};
+use cubins::ops::softmax::{softmax, softmax_backward, SoftmaxElem};
+use cubins::ops::swiglu::{swiglu, swiglu_interleaved, SwigluElem};
+use cubins::runtime::{Bf16, Error, Gpu, F16};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cust::stream::Stream;
+use gpu_common::gpu;
+use half::{bf16, f16};
+
+// ------------------------------------------------------------------ device buffers
+
+/// A host storage type and the device type its launchers take.
+trait GpuElem: Elem {
+    type Dev: RmsNormElem + SoftmaxElem + SwigluElem + RopeElem;
+    fn dev(v: Self) -> Self::Dev;
+    fn host(v: Self::Dev) -> Self;
+}
+
+impl GpuElem for bf16 {
+    type Dev = Bf16;
+    fn dev(v: Self) -> Bf16 {
+        Bf16(v)
+    }
+    fn host(v: Bf16) -> Self {
+        v.0
+    }
+}
+
+impl GpuElem for f16 {
+    type Dev = F16;
+    fn dev(v: Self) -> F16 {
+        F16(v)
+    }
+    fn host(v: F16) -> Self {
+        v.0
+    }
+}
+
+impl GpuElem for f32 {
+    type Dev = f32;
+    fn dev(v: Self) -> f32 {
+        v
+    }
+    fn host(v: f32) -> Self {
+        v
+    }
+}
+
+/// Poisoned elements around every buffer: a kernel writing past either end is caught.
+const GUARD: usize = 64;
+
+/// A device tensor of `len` elements at element offset `GUARD + shift` of an allocation
+/// whose other elements hold the poison (`shift` moves the base off 16-byte alignment).
+struct Tensor<T: GpuElem> {
+    buf: DeviceBuffer<T::Dev>,
+    start: usize,
+    len: usize,
+}
+
+impl<T: GpuElem> Tensor<T> {
+    fn new(values: &[T], shift: usize) -> Tensor<T> {
+        let start = GUARD + shift;
+        let mut host = vec![T::dev(T::poison()); start + values.len() + GUARD];
+        for (d, &v) in host[start..].iter_mut().zip(values) {
+            *d = T::dev(v);
+        }
+        let buf = DeviceBuffer::from_slice(&host).expect("upload");
+        Tensor {
+            buf,
+            start,
+            len: values.len(),
+        }
+    }
+
+    /// An output: all poison.
+    fn poisoned(len: usize, shift: usize) -> Tensor<T> {
+        Tensor::new(&vec![T::poison(); len], shift)
+    }
+
+    fn view(&self) -> DeviceSlice<T::Dev> {
+        self.buf.index(self.start..self.start + self.len)
+    }
+
+    fn all(&self) -> Vec<T> {
+        let mut host = vec![T::dev(T::default()); self.buf.len()];
+        self.buf.copy_to(&mut host[..]).expect("download");
+        host.into_iter().map(T::host).collect()
+    }
+
+    /// The tensor's elements after checking that the guard zones still hold the poison.
+    fn read(&self, what: &str) -> Vec<T> {
+        let all = self.all();
+        let (before, rest) = all.split_at(self.start);
+        let (body, after) = rest.split_at(self.len);
+        assert!(
+            before.iter().chain(after).all(|v| v.is_poison()),
+            "{what}: a write landed outside the tensor"
+        );
+        body.to_vec()
+    }
+
+    /// The tensor's elements, every one written (no poison left).
+    fn output(&self, what: &str) -> Vec<T> {
+        let body = self.read(what);
+        if let Some(i) = body.iter().position(|v| v.is_poison()) {
+            panic!(
+                "{what} ({}): element {i} of {} was never written",
+                T::NAME,
+                body.len()
+            );
+        }
+        body
+    }
+
+    fn fill(&mut self, values: &[T]) {
+        let dev: Vec<T::Dev> = values.iter().map(|&v| T::dev(v)).collect();
+        self.buf
+            .index(self.start..self.start + self.len)
+            .copy_from(&dev[..])
+            .expect("upload");
+    }
+}
+
+fn sync(stream: &Stream) {
+    stream.synchronize().expect("the kernel ran to completion");
+}
+
+// ------------------------------------------------------------------ cases
+
+/// Where a case puts its tensors: every input and output shifted by `shift` elements, and
+/// the first output by `out_shift` more (breaking the shared alignment: elementwise walk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Layout {
+    shift: usize,
+    out_shift: usize,
+    threads: Threads,
+}
+
+const ALIGNED: Layout = Layout {
+    shift: 0,
+    out_shift: 0,
+    threads: Threads::Auto,
+};
+
+impl Layout {
+    fn describe(&self) -> String {
+        format!(
+            "shift={} out_shift={} threads={:?}",
+            self.shift, self.out_shift, self.threads
+        )
+    }
+}
+
+/// Row shapes every row op is checked on: row lengths 1, 7, 4095, 4096, 4097; one row and
+/// many rows; a long row (streamed for f32 forward and every backward); short rows that
+/// share warps.
+const ROW_SHAPES: &[(usize, usize)] = &[
+    (1, 1),
+    (3, 7),
+    (1, 4096),
+    (5, 4095),
+    (2, 4097),
+    (67, 512),
+    (1000, 33),
+    (2, 40000),
+];
+
+/// Layouts every row op is checked on, at (3, 4097) and (4, 4096).
+const LAYOUTS: &[Layout] = &[
+    Layout {
+        shift: 1,
+        out_shift: 0,
+        threads: Threads::Auto,
+    },
+    Layout {
+        shift: 3,
+        out_shift: 0,
+        threads: Threads::Auto,
+    },
+    Layout {
+        shift: 0,
+        out_shift: 1,
+        threads: Threads::Auto,
+    },
+    // 32 threads x 8 chunks hold 2048 bf16 columns: 4097 is streamed in tiles.
+    Layout {
+        shift: 0,
+        out_shift: 0,
+        threads: Threads::PerRow(32),
+    },
+    Layout {
+        shift: 1,
+        out_shift: 0,
+        threads: Threads::PerRow(64),
+    },
+];
+
+fn for_each_case(mut f: impl FnMut((usize, usize), Layout)) {
+    for &shape in ROW_SHAPES {
+        f(shape, ALIGNED);
+    }
+    for &layout in LAYOUTS {
+        for shape in [(3, 4097), (4, 4096)] {
+            f(shape, layout);
+        }
+    }
+}
+
+fn seed(tag: &str, dtype: &str, rows: usize, cols: usize) -> u64 {
+    fnv1a64(format!("{tag}/{dtype}/{rows}x{cols}").as_bytes())
+}
+
+/// What a case produced: each output's name, elements and float64 reference, and the
+/// launches.
+struct Outcome<T> {
+    outputs: Vec<(&'static str, Vec<T>, Vec<f64>, usize)>,
+    launched: Vec<Launched>,
+}
+
+impl<T: GpuElem> Outcome<T> {
+    fn assert_close(&self, what: &str) {
+        for (name, got, want, cols) in &self.outputs {
+            assert_close::<T>(&format!("{what} {name}"), got, want, *cols);
+        }
+    }
+
+    fn digest(&self) -> u64 {
+        fnv1a64(
+            &self
+                .outputs
+                .iter()
+                .flat_map(|(_, got, _, _)| T::bytes(got))
+                .collect::<Vec<u8>>(),
+        )
+    }
+}
+
+const EPS: f32 = 1e-6;
+
+fn rmsnorm_case<T: GpuElem>(gpu: &Gpu, (rows, cols): (usize, usize), layout: Layout) -> Outcome<T> {
+    let mut rng = SplitMix64::new(seed("rmsnorm", T::NAME, rows, cols));
+    let x: Vec<T> = rng.fill(rows * cols, -2.0, 2.0);
+    let w: Vec<T> = rng.fill(cols, 0.5, 1.5);
+    let (xd, wd) = (Tensor::new(&x, layout.shift), Tensor::new(&w, layout.shift));
+    let yd = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let stream = gpu.stream().unwrap();
+    let opts = RmsNormOptions {
+        eps: EPS,
+        threads: layout.threads,
+    };
+    let launched = rmsnorm(
+        gpu,
+        &stream,
+        &xd.view(),
+        &wd.view(),
+        &mut yd.view(),
+        rows,
+        cols,
+        &opts,
+    )
+    .unwrap_or_else(|e| panic!("rmsnorm {rows}x{cols} {}: {e}", layout.describe()));
+    sync(&stream);
+    let want = reference::rmsnorm(&to_f64(&x), &to_f64(&w), cols, f64::from(EPS));
+    Outcome {
+        outputs: vec![("y", yd.output("rmsnorm y"), want, cols)],
+        launched: vec![launched],
+    }
+}
+
+/// The fused residual add; `in_place`: residual updated in its own buffer.
+fn rmsnorm_residual_case<T: GpuElem>(
+    gpu: &Gpu,
+    (rows, cols): (usize, usize),
+    layout: Layout,
+    in_place: bool,
+) -> Outcome<T> {
+    let mut rng = SplitMix64::new(seed("rmsnorm_residual", T::NAME, rows, cols));
+    let x: Vec<T> = rng.fill(rows * cols, -2.0, 2.0);
+    let res: Vec<T> = rng.fill(rows * cols, -2.0, 2.0);
+    let w: Vec<T> = rng.fill(cols, 0.5, 1.5);
+    let (xd, wd) = (Tensor::new(&x, layout.shift), Tensor::new(&w, layout.shift));
+    let yd = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let stream = gpu.stream().unwrap();
+    let opts = RmsNormOptions {
+        eps: EPS,
+        threads: layout.threads,
+    };
+    let (launched, res_out) = if in_place {
+        let rd = Tensor::new(&res, layout.shift);
+        let l = rmsnorm_residual(
+            gpu,
+            &stream,
+            &xd.view(),
+            &mut rd.view(),
+            &wd.view(),
+            &mut yd.view(),
+            rows,
+            cols,
+            &opts,
+        );
+        (l, rd)
+    } else {
+        let rin = Tensor::new(&res, layout.shift);
+        let rout = Tensor::<T>::poisoned(rows * cols, layout.shift);
+        let l = rmsnorm_residual_into(
+            gpu,
+            &stream,
+            &xd.view(),
+            &rin.view(),
+            &mut rout.view(),
+            &wd.view(),
+            &mut yd.view(),
+            rows,
+            cols,
+            &opts,
+        );
+        sync(&stream);
+        assert_eq!(rin.read("residual_in"), res, "residual_in is read-only");
+        (l, rout)
+    };
+    let launched = launched
+        .unwrap_or_else(|e| panic!("rmsnorm_residual {rows}x{cols} {}: {e}", layout.describe()));
+    sync(&stream);
+    let h = reference::residual_add(&to_f64(&x), &to_f64(&res), common::data::round_to::<T>);
+    let y = reference::rmsnorm(&h, &to_f64(&w), cols, f64::from(EPS));
+    Outcome {
+        outputs: vec![
+            ("residual", res_out.output("residual out"), h, cols),
+            ("y", yd.output("rmsnorm_residual y"), y, cols),
+        ],
+        launched: vec![launched],
+    }
+}
+
+fn rmsnorm_backward_case<T: GpuElem>(
+    gpu: &Gpu,
+    (rows, cols): (usize, usize),
+    layout: Layout,
+    blocks: Option<u32>,
+) -> Outcome<T> {
+    let mut rng = SplitMix64::new(seed("rmsnorm_bwd", T::NAME, rows, cols));
+    let x: Vec<T> = rng.fill(rows * cols, -2.0, 2.0);
+    let w: Vec<T> = rng.fill(cols, 0.5, 1.5);
+    let dy: Vec<T> = rng.fill(rows * cols, -1.0, 1.0);
+    let (xd, wd, dyd) = (
+        Tensor::new(&x, layout.shift),
+        Tensor::new(&w, layout.shift),
+        Tensor::new(&dy, layout.shift),
+    );
+    let dxd = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let dwd = Tensor::<T>::poisoned(cols, layout.shift);
+    let opts = RmsNormBwdOptions {
+        eps: EPS,
+        threads: layout.threads,
+        blocks,
+    };
+    let plan = rmsnorm_backward_plan::<T::Dev>(gpu, rows, cols, &opts).unwrap();
+    let ws = DeviceBuffer::from_slice(&vec![f32::NAN; plan.workspace_len()]).unwrap();
+    let stream = gpu.stream().unwrap();
+    let [main, reduce] = rmsnorm_backward(
+        gpu,
+        &stream,
+        &xd.view(),
+        &wd.view(),
+        &dyd.view(),
+        &mut dxd.view(),
+        &mut dwd.view(),
+        &mut ws.index(..),
+        rows,
+        cols,
+        &opts,
+    )
+    .unwrap_or_else(|e| panic!("rmsnorm_backward {rows}x{cols} {}: {e}", layout.describe()));
+    sync(&stream);
+    let want =
+        reference::rmsnorm_backward(&to_f64(&x), &to_f64(&w), &to_f64(&dy), cols, f64::from(EPS));
+    Outcome {
+        outputs: vec![
+            ("dx", dxd.output("dx"), want.dx, cols),
+            ("dw", dwd.output("dw"), want.dw, cols),
+        ],
+        launched: vec![main, reduce],
+    }
+}
+
+fn softmax_case<T: GpuElem>(gpu: &Gpu, (rows, cols): (usize, usize), layout: Layout) -> Outcome<T> {
+    let mut rng = SplitMix64::new(seed("softmax", T::NAME, rows, cols));
+    let x: Vec<T> = rng.fill(rows * cols, -8.0, 8.0);
+    let xd = Tensor::new(&x, layout.shift);
+    let yd = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let stream = gpu.stream().unwrap();
+    let launched = softmax(
+        gpu,
+        &stream,
+        &xd.view(),
+        &mut yd.view(),
+        rows,
+        cols,
+        layout.threads,
+    )
+    .unwrap_or_else(|e| panic!("softmax {rows}x{cols} {}: {e}", layout.describe()));
+    sync(&stream);
+    let want = reference::softmax(&to_f64(&x), cols);
+    Outcome {
+        outputs: vec![("y", yd.output("softmax y"), want, cols)],
+        launched: vec![launched],
+    }
+}
+
+fn softmax_backward_case<T: GpuElem>(
+    gpu: &Gpu,
+    (rows, cols): (usize, usize),
+    layout: Layout,
+) -> Outcome<T> {
+    let mut rng = SplitMix64::new(seed("softmax_bwd", T::NAME, rows, cols));
+    // y: a stored softmax output (the backward's input), dy: random.
+    let logits: Vec<f64> = (0..rows * cols).map(|_| rng.uniform(-4.0, 4.0)).collect();
+    let y: Vec<T> = reference::softmax(&logits, cols)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
+    let dy: Vec<T> = rng.fill(rows * cols, -1.0, 1.0);
+    let (yd, dyd) = (
+        Tensor::new(&y, layout.shift),
+        Tensor::new(&dy, layout.shift),
+    );
+    let dxd = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let stream = gpu.stream().unwrap();
+    let launched = softmax_backward(
+        gpu,
+        &stream,
+        &yd.view(),
+        &dyd.view(),
+        &mut dxd.view(),
+        rows,
+        cols,
+        layout.threads,
+    )
+    .unwrap_or_else(|e| panic!("softmax_backward {rows}x{cols} {}: {e}", layout.describe()));
+    sync(&stream);
+    let want = reference::softmax_backward(&to_f64(&y), &to_f64(&dy), cols);
+    Outcome {
+        outputs: vec![("dx", dxd.output("softmax dx"), want, cols)],
+        launched: vec![launched],
+    }
+}
+
+fn swiglu_case<T: GpuElem>(gpu: &Gpu, (rows, cols): (usize, usize), layout: Layout) -> Outcome<T> {
+    let mut rng = SplitMix64::new(seed("swiglu", T::NAME, rows, cols));
+    let g: Vec<T> = rng.fill(rows * cols, -6.0, 6.0);
+    let u: Vec<T> = rng.fill(rows * cols, -2.0, 2.0);
+    let (gd, ud) = (Tensor::new(&g, layout.shift), Tensor::new(&u, layout.shift));
+    let od = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let stream = gpu.stream().unwrap();
+    let launched = swiglu(gpu, &stream, &gd.view(), &ud.view(), &mut od.view())
+        .unwrap_or_else(|e| panic!("swiglu {rows}x{cols} {}: {e}", layout.describe()));
+    sync(&stream);
+    let want = reference::swiglu(&to_f64(&g), &to_f64(&u));
+    Outcome {
+        outputs: vec![("out", od.output("swiglu out"), want, cols)],
+        launched: vec![launched],
+    }
+}
+
+fn swiglu_interleaved_case<T: GpuElem>(
+    gpu: &Gpu,
+    (rows, cols): (usize, usize),
+    layout: Layout,
+) -> Outcome<T> {
+    let mut rng = SplitMix64::new(seed("swiglu_interleaved", T::NAME, rows, cols));
+    let gu: Vec<T> = rng.fill(rows * 2 * cols, -6.0, 6.0);
+    let gud = Tensor::new(&gu, layout.shift);
+    let od = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let stream = gpu.stream().unwrap();
+    let launched = swiglu_interleaved(
+        gpu,
+        &stream,
+        &gud.view(),
+        &mut od.view(),
+        rows,
+        cols,
+        layout.threads,
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "swiglu_interleaved {rows}x{cols} {}: {e}",
+            layout.describe()
+        )
+    });
+    sync(&stream);
+    let (g, u) = reference::split_gate_up(&to_f64(&gu), cols);
+    let want = reference::swiglu(&g, &u);
+    Outcome {
+        outputs: vec![("out", od.output("swiglu_interleaved out"), want, cols)],
+        launched: vec![launched],
+    }
+}
+
+fn rope_case<T: GpuElem>(
+    gpu: &Gpu,
+    shape: RopeShape,
+    pairing: Pairing,
+    layout: Layout,
+) -> Outcome<T> {
+    let RopeShape {
+        tokens,
+        q_heads,
+        k_heads,
+        head_dim,
+    } = shape;
+    let tag = format!("rope_{}", pairing.name());
+    let mut rng = SplitMix64::new(seed(&tag, T::NAME, tokens * (q_heads + k_heads), head_dim));
+    let q: Vec<T> = rng.fill(tokens * q_heads * head_dim, -2.0, 2.0);
+    let k: Vec<T> = rng.fill(tokens * k_heads * head_dim, -2.0, 2.0);
+    let (cos, sin) = reference::rope_table(tokens, head_dim, 10000.0);
+    let cos: Vec<T> = cos.into_iter().map(T::from_f64).collect();
+    let sin: Vec<T> = sin.into_iter().map(T::from_f64).collect();
+    let (qd, kd) = (
+        Tensor::new(&q, layout.shift + layout.out_shift),
+        Tensor::new(&k, layout.shift),
+    );
+    let (cd, sd) = (
+        Tensor::new(&cos, layout.shift),
+        Tensor::new(&sin, layout.shift),
+    );
+    let stream = gpu.stream().unwrap();
+    let mut kv = kd.view();
+    let k_arg = if k_heads > 0 { Some(&mut kv) } else { None };
+    let launched = rope(
+        gpu,
+        &stream,
+        pairing,
+        &mut qd.view(),
+        k_arg,
+        &cd.view(),
+        &sd.view(),
+        shape,
+    )
+    .unwrap_or_else(|e| panic!("rope {shape:?} {pairing:?} {}: {e}", layout.describe()));
+    sync(&stream);
+    let ref_pairing = match pairing {
+        Pairing::Neox => reference::Pairing::Neox,
+        Pairing::Gptj => reference::Pairing::Gptj,
+    };
+    let (cf, sf) = (to_f64(&cos), to_f64(&sin));
+    let want_q = reference::rope(&to_f64(&q), &cf, &sf, q_heads, head_dim, ref_pairing);
+    let mut outputs = vec![("q", qd.output("rope q"), want_q, head_dim)];
+    if k_heads > 0 {
+        let want_k = reference::rope(&to_f64(&k), &cf, &sf, k_heads, head_dim, ref_pairing);
+        outputs.push(("k", kd.output("rope k"), want_k, head_dim));
+    }
+    Outcome {
+        outputs,
+        launched: vec![launched],
+    }
+}
+
+const ROPE_SHAPES: &[RopeShape] = &[
+    RopeShape {
+        tokens: 1,
+        q_heads: 1,
+        k_heads: 0,
+        head_dim: 2,
+    },
+    RopeShape {
+        tokens: 3,
+        q_heads: 4,
+        k_heads: 2,
+        head_dim: 64,
+    },
+    RopeShape {
+        tokens: 5,
+        q_heads: 32,
+        k_heads: 8,
+        head_dim: 128,
+    },
+    RopeShape {
+        tokens: 2,
+        q_heads: 3,
+        k_heads: 1,
+        head_dim: 80,
+    },
+    RopeShape {
+        tokens: 7,
+        q_heads: 2,
+        k_heads: 2,
+        head_dim: 6,
+    },
+    RopeShape {
+        tokens: 129,
+        q_heads: 5,
+        k_heads: 3,
+        head_dim: 256,
+    },
+];
+
+const ROPE_LAYOUTS: &[Layout] = &[
+    ALIGNED,
+    Layout {
+        shift: 1,
+        out_shift: 0,
+        threads: Threads::Auto,
+    },
+    Layout {
+        shift: 0,
+        out_shift: 1,
+        threads: Threads::Auto,
+    },
+];
+
+// ------------------------------------------------------------------ parity
+
+fn parity_rows<T: GpuElem>(gpu: &Gpu) {
+    for_each_case(|shape, layout| {
+        let what = |op: &str| format!("{op} {}x{} {}", shape.0, shape.1, layout.describe());
+        rmsnorm_case::<T>(gpu, shape, layout).assert_close(&what("rmsnorm"));
+        rmsnorm_residual_case::<T>(gpu, shape, layout, true)
+            .assert_close(&what("rmsnorm_residual in place"));
+        rmsnorm_residual_case::<T>(gpu, shape, layout, false)
+            .assert_close(&what("rmsnorm_residual into"));
+        softmax_case::<T>(gpu, shape, layout).assert_close(&what("softmax"));
+        softmax_backward_case::<T>(gpu, shape, layout).assert_close(&what("softmax_backward"));
+        swiglu_case::<T>(gpu, shape, layout).assert_close(&what("swiglu"));
+        swiglu_interleaved_case::<T>(gpu, shape, layout).assert_close(&what("swiglu_interleaved"));
+    });
+}
+
+fn parity_backward<T: GpuElem>(gpu: &Gpu) {
+    for_each_case(|shape, layout| {
+        // The dw sum's order depends on the block count: automatic, and a fixed 3.
+        for blocks in [None, Some(3)] {
+            let what = format!(
+                "rmsnorm_backward {}x{} {} blocks={blocks:?}",
+                shape.0,
+                shape.1,
+                layout.describe()
+            );
+            rmsnorm_backward_case::<T>(gpu, shape, layout, blocks).assert_close(&what);
+        }
+    });
+}
+
+fn parity_rope<T: GpuElem>(gpu: &Gpu) {
+    for &shape in ROPE_SHAPES {
+        for &layout in ROPE_LAYOUTS {
+            for pairing in [Pairing::Neox, Pairing::Gptj] {
+                let what = format!("rope {shape:?} {pairing:?} {}", layout.describe());
+                rope_case::<T>(gpu, shape, pairing, layout).assert_close(&what);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn row_ops_match_the_reference_bf16() {
+    parity_rows::<bf16>(&gpu());
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn row_ops_match_the_reference_f16() {
+    parity_rows::<f16>(&gpu());
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn row_ops_match_the_reference_f32() {
+    parity_rows::<f32>(&gpu());
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn rmsnorm_backward_matches_the_reference() {
+    let gpu = gpu();
+    parity_backward::<bf16>(&gpu);
+    parity_backward::<f16>(&gpu);
+    parity_backward::<f32>(&gpu);
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn rope_matches_the_reference() {
+    let gpu = gpu();
+    parity_rope::<bf16>(&gpu);
+    parity_rope::<f16>(&gpu);
+    parity_rope::<f32>(&gpu);
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn the_fast_path_is_taken() {
+    let gpu = gpu();
+    for case in [
+        rmsnorm_case::<bf16>(&gpu, (64, 4096), ALIGNED),
+        softmax_case::<bf16>(&gpu, (64, 4096), ALIGNED),
+        swiglu_interleaved_case::<bf16>(&gpu, (64, 4096), ALIGNED),
+    ] {
+        for l in &case.launched {
+            let stamp = l.stamp(&gpu).unwrap();
+            println!("{stamp}");
+            assert!(!gpu.route(l.kernel).unwrap().is_fallback(), "{stamp}");
+            assert!(
+                stamp.contains("walk=resident") || l.kernel.starts_with("swiglu"),
+                "{stamp}"
+            );
+        }
+    }
+    let rope_case = rope_case::<bf16>(&gpu, ROPE_SHAPES[2], Pairing::Neox, ALIGNED);
+    assert!(
+        rope_case.launched[0].choice.contains("walk=vector"),
+        "{}",
+        rope_case.launched[0]
+    );
+}
+
+// ------------------------------------------------------------------ digests
+
+/// Every digest the gate checks: key and bits. Shapes are fixed; so is everything that
+/// decides the bits (inputs, launch geometry, the dw block count).
+fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
+    fn add<T: GpuElem>(gpu: &Gpu, out: &mut Vec<(String, u64)>) {
+        let key = |o: &Outcome<T>, shape: &str| {
+            let l = &o.launched[0];
+            format!("{}@{}:{shape}", l.kernel, gpu.route(l.kernel).unwrap().arch)
+        };
+        for shape in [(67, 4097), (64, 4096)] {
+            let s = format!("{}x{}", shape.0, shape.1);
+            let cases = [
+                rmsnorm_case::<T>(gpu, shape, ALIGNED),
+                rmsnorm_residual_case::<T>(gpu, shape, ALIGNED, true),
+                rmsnorm_backward_case::<T>(gpu, shape, ALIGNED, Some(16)),
+                softmax_case::<T>(gpu, shape, ALIGNED),
+                softmax_backward_case::<T>(gpu, shape, ALIGNED),
+                swiglu_case::<T>(gpu, shape, ALIGNED),
+                swiglu_interleaved_case::<T>(gpu, shape, ALIGNED),
+            ];
+            for c in &cases {
+                out.push((key(c, &s), c.digest()));
+            }
+        }
+        for pairing in [Pairing::Neox, Pairing::Gptj] {
+            let shape = ROPE_SHAPES[5];
+            let c = rope_case::<T>(gpu, shape, pairing, ALIGNED);
+            let s = format!(
+                "{}x{}+{}x{}",
+                shape.tokens, shape.q_heads, shape.k_heads, shape.head_dim
+            );
+            out.push((key(&c, &s), c.digest()));
+        }
+    }
+    let mut out = Vec::new();
+    add::<bf16>(gpu, &mut out);
+    add::<f16>(gpu, &mut out);
+    add::<f32>(gpu, &mut out);
+    out
+}
+
+fn digest_file() -> (DigestFile, &'static str) {
+    const PATH: &str = "tests/digests/fused.txt";
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
+    // The bundle runs the test binary away from the source tree: the file is compiled in.
+    const TEXT: &str = include_str!("digests/fused.txt");
+    let file = std::fs::read_to_string(&path)
+        .ok()
+        .unwrap_or_else(|| TEXT.to_string());
+    (
+        DigestFile::parse(&file).unwrap_or_else(|e| panic!("{PATH}: {e}")),
+        PATH,
+    )
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn digests_match_the_record() {
+    let gpu = gpu();
+    let (file, path) = digest_file();
+    let problems: Vec<String> = digests(&gpu)
+        .into_iter()
+        .filter_map(|(key, got)| file.check(&key, got, path).err())
+        .collect();
+    for p in &problems {
+        eprintln!("{p}");
+    }
+    assert!(
+        problems.is_empty(),
+        "{} digest(s) missing or different (lines above)",
+        problems.len()
+    );
+}
+
+/// Prints the `HASH` lines to record in tests/digests/fused.txt (run with `--ignored`).
+#[test]
+#[ignore = "recorder: prints HASH lines for tests/digests/fused.txt; needs a GPU"]
+fn record_fused_digests() {
+    let gpu = gpu();
+    let all = digests(&gpu);
+    assert!(!all.is_empty());
+    for (key, digest) in &all {
+        println!("{}", hash_line(key, *digest));
+    }
+}
+
+// ------------------------------------------------------------------ repeat and graph replay
+
+/// Runs `enqueue` eagerly twice and once more as a replayed CUDA graph, resetting the
+/// outputs to poison before each; all three must give the same bits.
+fn check_repeat_and_graph<T: GpuElem>(
+    gpu: &Gpu,
+    what: &str,
+    outputs: &mut [&mut Tensor<T>],
+    enqueue: &dyn Fn(&Stream) -> Result<(), Error>,
+) {
+    let stream = gpu.stream().unwrap();
+    let mut runs: Vec<Vec<Vec<T>>> = Vec::new();
+    for mode in ["eager", "eager again", "graph replay"] {
+        for o in outputs.iter_mut() {
+            let poison = vec![T::poison(); o.len];
+            o.fill(&poison);
+        }
+        if mode == "graph replay" {
+            let graph = driver::GraphExec::capture(stream.as_inner(), || {
+                enqueue(&stream).map_err(|e| e.to_string())
+            })
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+            graph.launch(stream.as_inner()).unwrap();
+            // Replay twice: a graph must be replayable.
+            graph.launch(stream.as_inner()).unwrap();
+        } else {
+            enqueue(&stream).unwrap_or_else(|e| panic!("{what}: {e}"));
+        }
+        sync(&stream);
+        runs.push(outputs.iter().map(|o| o.output(what)).collect());
+    }
+    for (i, mode) in ["eager again", "graph replay"].iter().enumerate() {
+        for (o, (a, b)) in runs[0].iter().zip(&runs[i + 1]).enumerate() {
+            let differ = T::bytes(a) != T::bytes(b);
+            assert!(
+                !differ,
+                "{what} ({}): output {o} of the {mode} run differs from the first run's bits",
+                T::NAME
+            );
+        }
+    }
+}
+
+fn repeat_and_graph<T: GpuElem>(gpu: &Gpu) {
+    let (rows, cols) = (37, 4097);
+    let mut rng = SplitMix64::new(0xF00D);
+    let x = Tensor::new(&rng.fill::<T>(rows * cols, -2.0, 2.0), 0);
+    let w = Tensor::new(&rng.fill::<T>(cols, 0.5, 1.5), 0);
+    let dy = Tensor::new(&rng.fill::<T>(rows * cols, -1.0, 1.0), 0);
+    let mut y = Tensor::<T>::poisoned(rows * cols, 0);
+    let mut y2 = Tensor::<T>::poisoned(rows * cols, 0);
+    let mut dw = Tensor::<T>::poisoned(cols, 0);
+    let opts = RmsNormOptions::default();
+    let bwd = RmsNormBwdOptions::default();
+    let plan = rmsnorm_backward_plan::<T::Dev>(gpu, rows, cols, &bwd).unwrap();
+    let ws = DeviceBuffer::from_slice(&vec![0f32; plan.workspace_len()]).unwrap();
+
+    let (xv, wv, dyv, yv, y2v, dwv) = (
+        x.view(),
+        w.view(),
+        dy.view(),
+        y.view(),
+        y2.view(),
+        dw.view(),
+    );
+    check_repeat_and_graph::<T>(gpu, "rmsnorm", &mut [&mut y], &|s| {
+        rmsnorm(gpu, s, &xv, &wv, &mut yv.index(..), rows, cols, &opts).map(|_| ())
+    });
+    check_repeat_and_graph::<T>(gpu, "rmsnorm_backward", &mut [&mut y, &mut dw], &|s| {
+        let mut wsv = ws.index(..);
+        rmsnorm_backward(
+            gpu,
+            s,
+            &xv,
+            &wv,
+            &dyv,
+            &mut yv.index(..),
+            &mut dwv.index(..),
+            &mut wsv,
+            rows,
+            cols,
+            &bwd,
+        )
+        .map(|_| ())
+    });
+    check_repeat_and_graph::<T>(gpu, "softmax + backward", &mut [&mut y, &mut y2], &|s| {
+        softmax(gpu, s, &xv, &mut yv.index(..), rows, cols, Threads::Auto)?;
+        softmax_backward(
+            gpu,
+            s,
+            &yv,
+            &dyv,
+            &mut y2v.index(..),
+            rows,
+            cols,
+            Threads::Auto,
+        )
+        .map(|_| ())
+    });
+    check_repeat_and_graph::<T>(gpu, "swiglu", &mut [&mut y, &mut y2], &|s| {
+        swiglu(gpu, s, &xv, &dyv, &mut yv.index(..))?;
+        swiglu_interleaved(
+            gpu,
+            s,
+            &xv.index(..rows * cols),
+            &mut y2v.index(..rows * cols / 2),
+            rows,
+            cols / 2,
+            Threads::Auto,
+        )
+        .map(|_| ())
+    });
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn repeat_runs_and_graph_replay_give_the_same_bits() {
+    let gpu = gpu();
+    repeat_and_graph::<bf16>(&gpu);
+    repeat_and_graph::<f16>(&gpu);
+    repeat_and_graph::<f32>(&gpu);
+    // RoPE works in place: each run starts from the same input.
+    let shape = RopeShape {
+        tokens: 33,
+        q_heads: 8,
+        k_heads: 2,
+        head_dim: 128,
+    };
+    let mut rng = SplitMix64::new(0xBEEF);
+    let q0: Vec<bf16> = rng.fill(33 * 8 * 128, -2.0, 2.0);
+    let (cos, sin) = reference::rope_table(33, 128, 10000.0);
+    let cos = Tensor::new(&cos.into_iter().map(bf16::from_f64).collect::<Vec<_>>(), 0);
+    let sin = Tensor::new(&sin.into_iter().map(bf16::from_f64).collect::<Vec<_>>(), 0);
+    let mut q = Tensor::new(&q0, 0);
+    let mut k = Tensor::new(&q0[..33 * 2 * 128], 0);
+    let stream = gpu.stream().unwrap();
+    let mut results = Vec::new();
+    for replay in [false, false, true] {
+        q.fill(&q0);
+        k.fill(&q0[..33 * 2 * 128]);
+        let (qv, kv, cv, sv) = (q.view(), k.view(), cos.view(), sin.view());
+        let run = |s: &Stream| {
+            rope(
+                &gpu,
+                s,
+                Pairing::Neox,
+                &mut qv.index(..),
+                Some(&mut kv.index(..)),
+                &cv,
+                &sv,
+                shape,
+            )
+            .map(|_| ())
+        };
+        if replay {
+            let graph = driver::GraphExec::capture(stream.as_inner(), || {
+                run(&stream).map_err(|e| e.to_string())
+            })
+            .unwrap();
+            graph.launch(stream.as_inner()).unwrap();
+        } else {
+            run(&stream).unwrap();
+        }
+        sync(&stream);
+        results.push((q.output("rope q"), k.output("rope k")));
+    }
+    assert!(
+        results[1] == results[0] && results[2] == results[0],
+        "rope: a repeat or the graph replay changed bits"
+    );
+}
+
+// ------------------------------------------------------------------ bad input
+
+fn refused(what: &str, r: Result<impl std::fmt::Debug, Error>, needle: &str) {
+    match r {
+        Ok(v) => panic!("{what}: launched ({v:?}) instead of refusing"),
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(
+                msg.contains(needle),
+                "{what}: the error `{msg}` does not mention `{needle}`"
+            );
+            assert!(
+                matches!(e, Error::Launch(_)),
+                "{what}: {e:?} is not a launch refusal"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn bad_input_is_refused_before_launch() {
+    let gpu = gpu();
+    let stream = gpu.stream().unwrap();
+    let x = Tensor::<bf16>::new(&[bf16::ONE; 64], 0);
+    let w = Tensor::<bf16>::new(&[bf16::ONE; 8], 0);
+    let y = Tensor::<bf16>::poisoned(64, 0);
+    let opts = RmsNormOptions::default();
+    let (xv, wv) = (x.view(), w.view());
+    refused(
+        "zero columns",
+        rmsnorm(&gpu, &stream, &xv, &wv, &mut y.view(), 8, 0, &opts),
+        "column",
+    );
+    refused(
+        "short x",
+        rmsnorm(&gpu, &stream, &xv, &wv, &mut y.view(), 9, 8, &opts),
+        "`x`",
+    );
+    refused(
+        "short w",
+        rmsnorm(
+            &gpu,
+            &stream,
+            &xv,
+            &wv.index(..4),
+            &mut y.view(),
+            8,
+            8,
+            &opts,
+        ),
+        "`w`",
+    );
+    refused(
+        "y overlaps x",
+        rmsnorm(&gpu, &stream, &xv, &wv, &mut xv.index(..), 8, 8, &opts),
+        "overlap",
+    );
+    let bad_eps = RmsNormOptions {
+        eps: f32::NAN,
+        ..opts
+    };
+    refused(
+        "NaN eps",
+        rmsnorm(&gpu, &stream, &xv, &wv, &mut y.view(), 8, 8, &bad_eps),
+        "eps",
+    );
+    let bad_threads = RmsNormOptions {
+        threads: Threads::PerRow(48),
+        ..opts
+    };
+    refused(
+        "48 threads",
+        rmsnorm(&gpu, &stream, &xv, &wv, &mut y.view(), 8, 8, &bad_threads),
+        "threads per row",
+    );
+    refused(
+        "softmax in place",
+        softmax(&gpu, &stream, &xv, &mut xv.index(..), 8, 8, Threads::Auto),
+        "overlap",
+    );
+    refused(
+        "interleaved: short gate_up",
+        swiglu_interleaved(
+            &gpu,
+            &stream,
+            &xv.index(..63),
+            &mut y.view(),
+            4,
+            8,
+            Threads::Auto,
+        ),
+        "`gate_up`",
+    );
+    let ws = DeviceBuffer::from_slice(&[0f32; 4]).unwrap();
+    let dw = Tensor::<bf16>::poisoned(8, 0);
+    refused(
+        "backward: short workspace",
+        rmsnorm_backward(
+            &gpu,
+            &stream,
+            &xv,
+            &wv,
+            &xv,
+            &mut y.view(),
+            &mut dw.view(),
+            &mut ws.index(..),
+            8,
+            8,
+            &RmsNormBwdOptions::default(),
+        ),
+        "`workspace`",
+    );
+    let t = Tensor::<bf16>::new(&[bf16::ONE; 8], 0);
+    let odd = RopeShape {
+        tokens: 1,
+        q_heads: 1,
+        k_heads: 0,
+        head_dim: 7,
+    };
+    refused(
+        "odd head_dim",
+        rope(
+            &gpu,
+            &stream,
+            Pairing::Neox,
+            &mut y.view(),
+            None,
+            &t.view(),
+            &t.view(),
+            odd,
+        ),
+        "even",
+    );
+    let with_k = RopeShape {
+        tokens: 1,
+        q_heads: 1,
+        k_heads: 1,
+        head_dim: 8,
+    };
+    refused(
+        "k_heads without k",
+        rope(
+            &gpu,
+            &stream,
+            Pairing::Gptj,
+            &mut y.view(),
+            None,
+            &t.view(),
+            &t.view(),
+            with_k,
+        ),
+        "k buffer",
+    );
+    // Nothing ran: the outputs still hold the poison everywhere.
+    sync(&stream);
+    assert!(
+        y.read("y").iter().all(|v| v.is_poison()),
+        "a refused launch wrote its output"
+    );
+}
