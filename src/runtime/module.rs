@@ -86,10 +86,13 @@ pub(crate) fn load_image(
     let mut module: cu::CUmodule = std::ptr::null_mut();
     match kind {
         ArtifactKind::Cubin => {
-            // SAFETY: `image` is a complete cubin that outlives the call (the driver copies it).
+            // `include_bytes!` promises no alignment; hand the driver an 8-byte aligned ELF image.
+            let mut aligned = vec![0u64; image.len().div_ceil(8)];
+            bytemuck::cast_slice_mut::<u64, u8>(&mut aligned)[..image.len()].copy_from_slice(image);
+            // SAFETY: `aligned` holds a complete cubin and outlives the call (the driver copies it).
             check_with(
                 "cuModuleLoadData",
-                unsafe { cu::cuModuleLoadData(&mut module, image.as_ptr().cast()) },
+                unsafe { cu::cuModuleLoadData(&mut module, aligned.as_ptr().cast()) },
                 what,
             )?;
         }

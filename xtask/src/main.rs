@@ -16,9 +16,10 @@ cargo xtask <task>
   setup             install the pinned CUDA toolchain (NVIDIA wheels from PyPI) into .cuda/
   build [ARGS]      setup, then build every kernel (cargo build ARGS) and print a per-kernel summary
   test [ARGS]       setup, link stub, then the whole suite with the runtime
-                    (cargo test --workspace --features cust ARGS), no GPU or driver needed
+                    (cargo test --workspace --no-fail-fast --features cubins/cust ARGS),
+                    no GPU or driver needed
   link-stub         build target/cuda-stub/lib64/libcuda.so: a driver stand-in to link `cust`
-  bindgen [--check]  regenerate src/params.rs from cuda/include/cubins/params.h (needs libclang)
+  bindgen [--check] regenerate src/params.rs from cuda/include/cubins/params.h (needs libclang)
   gpu-bundle [--out DIR]
                     GPU tests + benchmarks (release, sm_90 included), stripped, with run.sh,
                     into DIR (default bundle/); on the GPU machine: bash DIR/run.sh RESULTS all

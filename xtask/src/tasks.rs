@@ -50,7 +50,13 @@ pub fn test(args: &[String]) -> Result {
     let mut c = cargo();
     c.env("CUDA_LIBRARY_PATH", &stub)
         .env("LD_LIBRARY_PATH", stub::loader_path(&stub))
-        .args(["test", "--workspace", "--features", "cubins/cust"])
+        .args([
+            "test",
+            "--workspace",
+            "--no-fail-fast",
+            "--features",
+            "cubins/cust",
+        ])
         .args(args);
     status(c)
 }
