@@ -1,0 +1,667 @@
+//! The fused kernels (RMSNorm, fused residual RMSNorm, softmax, SwiGLU, RoPE, and the RMSNorm
+//! and softmax backward passes) in bf16 at the shapes, as % of the copy ceiling
+//! measured in the same run, and at decode row counts by latency. docs/kernels/fused.md
+//! states the bytes each op moves.
+//!
+//! Checks: forward ops >= 90% of the copy ceiling and backward ops >= 80% at the four large
+//! shapes; with `CUBINS_TORCH_FUSED_JSON=<benches/torch_fused.py output>`, each large-shape
+//! reading also faster than torch eager at the same op and shape.
+//! `CUBINS_FUSED_SWEEP=1` adds readings at fixed threads per row (for the selector).
+
+mod harness;
+
+#[allow(dead_code)]
+#[path = "../tests/common/data.rs"]
+mod data;
+#[allow(dead_code)]
+#[path = "../tests/common/reference.rs"]
+mod reference;
+
+use cubins::ops::rmsnorm::{
+    rmsnorm, rmsnorm_backward, rmsnorm_backward_plan, rmsnorm_residual_into, RmsNormBwdOptions,
+    RmsNormOptions,
+};
+use cubins::ops::rope::{rope, Pairing, RopeShape};
+use cubins::ops::rows::{Launched, Threads};
+use cubins::ops::softmax::{softmax, softmax_backward};
+use cubins::ops::swiglu::{swiglu, swiglu_interleaved};
+use cubins::runtime::{Bf16, Gpu};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cust::stream::Stream;
+use data::{max_row_relative_error, Elem};
+use half::bf16;
+use harness::gpu::buffers::{download, poisoned, upload};
+use harness::gpu::driver::Result;
+use harness::gpu::session::{self, route_of, Session};
+use harness::gpu::timer::{Identity, Workload};
+use harness::host::reading::Work;
+use harness::host::rotation::{Residency, RotationPlan};
+use harness::host::stamp::Geometry;
+use std::process::ExitCode;
+
+/// The shapes, rows x cols, bf16.
+const LARGE: &[(usize, usize)] = &[(32768, 4096), (16384, 8192), (8192, 14336), (4096, 32768)];
+/// Decode row counts, judged by latency, at these row lengths.
+const DECODE_ROWS: &[usize] = &[1, 8, 64];
+const DECODE_COLS: &[usize] = &[4096, 8192];
+/// RoPE at a row shape: head_dim 128, cols / 128 q heads, a quarter as many k heads.
+const HEAD_DIM: usize = 128;
+
+const MIN_FORWARD: f64 = 0.90;
+const MIN_BACKWARD: f64 = 0.80;
+const TORCH_ENV: &str = "CUBINS_TORCH_FUSED_JSON";
+const SWEEP_ENV: &str = "CUBINS_FUSED_SWEEP";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    RmsNorm,
+    RmsNormResidual,
+    Softmax,
+    Swiglu,
+    SwigluInterleaved,
+    Rope,
+    RmsNormBackward,
+    SoftmaxBackward,
+}
+
+impl Op {
+    const ALL: [Op; 8] = [
+        Op::RmsNorm,
+        Op::RmsNormResidual,
+        Op::Softmax,
+        Op::Swiglu,
+        Op::SwigluInterleaved,
+        Op::Rope,
+        Op::RmsNormBackward,
+        Op::SoftmaxBackward,
+    ];
+
+    /// The name the torch script uses too.
+    fn name(self) -> &'static str {
+        match self {
+            Op::RmsNorm => "rmsnorm_fwd",
+            Op::RmsNormResidual => "rmsnorm_fwd_residual",
+            Op::Softmax => "softmax_fwd",
+            Op::Swiglu => "swiglu_fwd",
+            Op::SwigluInterleaved => "swiglu_fwd_interleaved",
+            Op::Rope => "rope_neox",
+            Op::RmsNormBackward => "rmsnorm_bwd",
+            Op::SoftmaxBackward => "softmax_bwd",
+        }
+    }
+
+    fn is_backward(self) -> bool {
+        matches!(self, Op::RmsNormBackward | Op::SoftmaxBackward)
+    }
+
+    /// Whether threads per row is a choice of the op (the sweep varies it).
+    fn has_row_geometry(self) -> bool {
+        !matches!(self, Op::Swiglu | Op::Rope)
+    }
+
+    fn rope_shape(rows: usize, cols: usize) -> RopeShape {
+        let q_heads = (cols / HEAD_DIM).max(1);
+        RopeShape {
+            tokens: rows,
+            q_heads,
+            k_heads: (q_heads / 4).max(1),
+            head_dim: HEAD_DIM,
+        }
+    }
+
+    /// Host tensors the op reads (all bf16), in the order `enqueue` passes them.
+    fn input_lens(self, rows: usize, cols: usize) -> Vec<usize> {
+        let n = rows * cols;
+        match self {
+            Op::RmsNorm => vec![n, cols],
+            Op::RmsNormResidual => vec![n, n, cols],
+            Op::Softmax => vec![n],
+            Op::Swiglu => vec![n, n],
+            Op::SwigluInterleaved => vec![2 * n],
+            Op::Rope => {
+                let s = Op::rope_shape(rows, cols);
+                let half = s.tokens * s.head_dim / 2;
+                vec![
+                    s.tokens * s.q_heads * s.head_dim,
+                    s.tokens * s.k_heads * s.head_dim,
+                    half,
+                    half,
+                ]
+            }
+            Op::RmsNormBackward => vec![n, cols, n],
+            Op::SoftmaxBackward => vec![n, n],
+        }
+    }
+
+    /// Output tensors (all bf16; RoPE writes its inputs in place).
+    fn output_lens(self, rows: usize, cols: usize) -> Vec<usize> {
+        let n = rows * cols;
+        match self {
+            Op::RmsNorm
+            | Op::Softmax
+            | Op::Swiglu
+            | Op::SwigluInterleaved
+            | Op::SoftmaxBackward => vec![n],
+            Op::RmsNormResidual => vec![n, n],
+            Op::Rope => vec![],
+            Op::RmsNormBackward => vec![n, cols],
+        }
+    }
+
+    /// Bytes the op must move (docs/kernels/fused.md): every tensor it reads once and every
+    /// tensor it writes once, bf16. The weight row counts once; so do RoPE's tables.
+    fn bytes(self, rows: usize, cols: usize) -> u64 {
+        let ins: usize = self.input_lens(rows, cols).iter().sum();
+        let outs: usize = self.output_lens(rows, cols).iter().sum();
+        let in_place = match self {
+            Op::Rope => self.input_lens(rows, cols)[..2].iter().sum(),
+            _ => 0,
+        };
+        2 * (ins + outs + in_place) as u64
+    }
+}
+
+/// One rotation set: the op's inputs and outputs on the device.
+struct Set {
+    inputs: Vec<DeviceBuffer<Bf16>>,
+    outputs: Vec<DeviceBuffer<Bf16>>,
+    workspace: Option<DeviceBuffer<f32>>,
+}
+
+struct FusedWorkload<'g> {
+    gpu: &'g Gpu,
+    op: Op,
+    rows: usize,
+    cols: usize,
+    threads: Threads,
+    identity: Identity,
+    plan: RotationPlan,
+    host: Vec<Vec<bf16>>,
+    sets: Vec<Set>,
+}
+
+fn to_dev(v: &[bf16]) -> Vec<Bf16> {
+    v.iter().map(|&x| Bf16(x)).collect()
+}
+
+/// Inputs: uniform in [-1, 1) (weights around 1, RoPE tables a real cos/sin table).
+fn host_inputs(op: Op, rows: usize, cols: usize, seed: u64) -> Vec<Vec<bf16>> {
+    let mut rng = data::SplitMix64::new(seed);
+    let mut tensors: Vec<Vec<bf16>> = op
+        .input_lens(rows, cols)
+        .into_iter()
+        .map(|n| rng.fill::<bf16>(n, -1.0, 1.0))
+        .collect();
+    match op {
+        Op::RmsNorm | Op::RmsNormResidual | Op::RmsNormBackward => {
+            let w = if op == Op::RmsNormResidual { 2 } else { 1 };
+            tensors[w] = rng.fill::<bf16>(cols, 0.5, 1.5);
+        }
+        Op::Rope => {
+            let s = Op::rope_shape(rows, cols);
+            let (c, si) = reference::rope_table(s.tokens, s.head_dim, 10000.0);
+            tensors[2] = c.into_iter().map(bf16::from_f64).collect();
+            tensors[3] = si.into_iter().map(bf16::from_f64).collect();
+        }
+        _ => {}
+    }
+    tensors
+}
+
+impl<'g> FusedWorkload<'g> {
+    fn new(
+        s: &Session<'g>,
+        op: Op,
+        rows: usize,
+        cols: usize,
+        threads: Threads,
+        seed: u64,
+    ) -> Result<FusedWorkload<'g>> {
+        let bytes = op.bytes(rows, cols);
+        let plan = RotationPlan::new(bytes, s.l2_bytes, Residency::Streamed);
+        let host = host_inputs(op, rows, cols, seed);
+        let mut sets = Vec::with_capacity(plan.sets);
+        for _ in 0..plan.sets {
+            let inputs = host
+                .iter()
+                .map(|t| upload(&to_dev(t)))
+                .collect::<Result<Vec<_>>>()?;
+            let outputs = op
+                .output_lens(rows, cols)
+                .into_iter()
+                .map(poisoned::<Bf16>)
+                .collect::<Result<Vec<_>>>()?;
+            let workspace = match op {
+                Op::RmsNormBackward => {
+                    let opts = RmsNormBwdOptions {
+                        threads,
+                        ..Default::default()
+                    };
+                    let p = rmsnorm_backward_plan::<Bf16>(s.gpu, rows, cols, &opts)
+                        .map_err(|e| e.to_string())?;
+                    Some(poisoned::<f32>(p.workspace_len())?)
+                }
+                _ => None,
+            };
+            sets.push(Set {
+                inputs,
+                outputs,
+                workspace,
+            });
+        }
+        let mut w = FusedWorkload {
+            gpu: s.gpu,
+            op,
+            rows,
+            cols,
+            threads,
+            identity: Identity {
+                kernel: String::new(),
+                route: route_of(&s.gpu.route("copy_vec16").map_err(|e| e.to_string())?),
+                toolkit: String::new(),
+                geometry: None,
+                dtype: "bf16".into(),
+                shape: format!("{rows}x{cols}"),
+                name: String::new(),
+            },
+            plan,
+            host,
+            sets,
+        };
+        // One launch to learn the geometry the op chooses (and load the module).
+        let stream = s.gpu.stream().map_err(|e| e.to_string())?;
+        let launched = w.launch(&stream, 0)?;
+        stream.synchronize().map_err(|e| format!("{e:?}"))?;
+        let first = &launched[0];
+        let route = s.gpu.route(first.kernel).map_err(|e| e.to_string())?;
+        let kernels: Vec<&str> = launched.iter().map(|l| l.kernel).collect();
+        let choices: Vec<String> = launched.iter().map(|l| l.choice.clone()).collect();
+        w.identity = Identity {
+            kernel: kernels.join("+"),
+            route: route_of(&route),
+            toolkit: route.toolkit.into(),
+            geometry: Some(Geometry {
+                grid: first.config.grid,
+                block: first.config.block,
+                dynamic_smem_bytes: first.config.dynamic_smem_bytes,
+            }),
+            dtype: "bf16".into(),
+            shape: match op {
+                Op::Rope => {
+                    let r = Op::rope_shape(rows, cols);
+                    format!("{}x({}+{})x{}", r.tokens, r.q_heads, r.k_heads, r.head_dim)
+                }
+                _ => format!("{rows}x{cols}"),
+            },
+            name: format!("{} ({})", kernels.join("+"), choices.join("; ")),
+        };
+        Ok(w)
+    }
+
+    fn launch(&mut self, stream: &Stream, set: usize) -> Result<Vec<Launched>> {
+        let (gpu, rows, cols, threads) = (self.gpu, self.rows, self.cols, self.threads);
+        let set = &mut self.sets[set];
+        let i: Vec<DeviceSlice<Bf16>> = set.inputs.iter().map(|b| b.index(..)).collect();
+        let mut o: Vec<DeviceSlice<Bf16>> = set.outputs.iter().map(|b| b.index(..)).collect();
+        let err = |e: cubins::runtime::Error| e.to_string();
+        let opts = RmsNormOptions {
+            threads,
+            ..Default::default()
+        };
+        Ok(match self.op {
+            Op::RmsNorm => vec![
+                rmsnorm(gpu, stream, &i[0], &i[1], &mut o[0], rows, cols, &opts).map_err(err)?,
+            ],
+            Op::RmsNormResidual => {
+                let (res_out, y) = o.split_at_mut(1);
+                vec![rmsnorm_residual_into(
+                    gpu,
+                    stream,
+                    &i[0],
+                    &i[1],
+                    &mut res_out[0],
+                    &i[2],
+                    &mut y[0],
+                    rows,
+                    cols,
+                    &opts,
+                )
+                .map_err(err)?]
+            }
+            Op::Softmax => {
+                vec![softmax(gpu, stream, &i[0], &mut o[0], rows, cols, threads).map_err(err)?]
+            }
+            Op::Swiglu => vec![swiglu(gpu, stream, &i[0], &i[1], &mut o[0]).map_err(err)?],
+            Op::SwigluInterleaved => {
+                vec![
+                    swiglu_interleaved(gpu, stream, &i[0], &mut o[0], rows, cols, threads)
+                        .map_err(err)?,
+                ]
+            }
+            Op::Rope => {
+                let shape = Op::rope_shape(rows, cols);
+                let (mut q, mut k) = (i[0].index(..), i[1].index(..));
+                vec![rope(
+                    gpu,
+                    stream,
+                    Pairing::Neox,
+                    &mut q,
+                    Some(&mut k),
+                    &i[2],
+                    &i[3],
+                    shape,
+                )
+                .map_err(err)?]
+            }
+            Op::RmsNormBackward => {
+                let opts = RmsNormBwdOptions {
+                    threads,
+                    ..Default::default()
+                };
+                let mut ws = set.workspace.as_ref().ok_or("no workspace")?.index(..);
+                let (dx, dw) = o.split_at_mut(1);
+                rmsnorm_backward(
+                    gpu, stream, &i[0], &i[1], &i[2], &mut dx[0], &mut dw[0], &mut ws, rows, cols,
+                    &opts,
+                )
+                .map_err(err)?
+                .to_vec()
+            }
+            Op::SoftmaxBackward => {
+                vec![
+                    softmax_backward(gpu, stream, &i[0], &i[1], &mut o[0], rows, cols, threads)
+                        .map_err(err)?,
+                ]
+            }
+        })
+    }
+
+    /// Rows 0, rows / 2 and rows - 1 of set 0's outputs, after a fresh launch from the
+    /// original inputs, against the float64 reference.
+    fn check_sample(&mut self, stream: &Stream) -> Result<()> {
+        let (rows, cols) = (self.rows, self.cols);
+        // Fresh inputs (RoPE rotated them in place on every launch) and poisoned outputs.
+        for (buf, host) in self.sets[0].inputs.iter_mut().zip(&self.host) {
+            buf.copy_from(&to_dev(host)[..])
+                .map_err(|e| format!("re-upload: {e:?}"))?;
+        }
+        for buf in &mut self.sets[0].outputs {
+            buf.set_8(0xFF).map_err(|e| format!("re-poison: {e:?}"))?;
+        }
+        self.launch(stream, 0)?;
+        stream.synchronize().map_err(|e| format!("{e:?}"))?;
+        let f = |t: &[bf16]| data::to_f64(t);
+        let pick = [0, rows / 2, rows - 1];
+        let row = |t: &[bf16], r: usize, len: usize| f(&t[r * len..(r + 1) * len]);
+        let h = &self.host;
+        let outs: Vec<Vec<bf16>> = self.sets[0]
+            .outputs
+            .iter()
+            .map(|b| download(b).map(|v| v.into_iter().map(|x| x.0).collect()))
+            .collect::<Result<_>>()?;
+        let eps = f64::from(RmsNormOptions::default().eps);
+        for &r in &pick {
+            let (got, want, len): (Vec<f64>, Vec<f64>, usize) = match self.op {
+                Op::RmsNorm => (
+                    row(&outs[0], r, cols),
+                    reference::rmsnorm(&row(&h[0], r, cols), &f(&h[1]), cols, eps),
+                    cols,
+                ),
+                Op::RmsNormResidual => {
+                    let hr = reference::residual_add(
+                        &row(&h[0], r, cols),
+                        &row(&h[1], r, cols),
+                        data::round_to::<bf16>,
+                    );
+                    let y = reference::rmsnorm(&hr, &f(&h[2]), cols, eps);
+                    (
+                        [row(&outs[0], r, cols), row(&outs[1], r, cols)].concat(),
+                        [hr, y].concat(),
+                        cols,
+                    )
+                }
+                Op::Softmax => (
+                    row(&outs[0], r, cols),
+                    reference::softmax(&row(&h[0], r, cols), cols),
+                    cols,
+                ),
+                Op::Swiglu => (
+                    row(&outs[0], r, cols),
+                    reference::swiglu(&row(&h[0], r, cols), &row(&h[1], r, cols)),
+                    cols,
+                ),
+                Op::SwigluInterleaved => {
+                    let (g, u) = reference::split_gate_up(&row(&h[0], r, 2 * cols), cols);
+                    (row(&outs[0], r, cols), reference::swiglu(&g, &u), cols)
+                }
+                Op::Rope => {
+                    let s = Op::rope_shape(rows, cols);
+                    let q_len = s.q_heads * s.head_dim;
+                    let mut got = vec![bf16::ZERO; q_len];
+                    let q = self.sets[0].inputs[0].index(r * q_len..(r + 1) * q_len);
+                    let mut dev = to_dev(&got);
+                    q.copy_to(&mut dev[..]).map_err(|e| format!("{e:?}"))?;
+                    got = dev.into_iter().map(|x| x.0).collect();
+                    let half = s.head_dim / 2;
+                    let want = reference::rope(
+                        &row(&h[0], r, q_len),
+                        &row(&h[2], r, half),
+                        &row(&h[3], r, half),
+                        s.q_heads,
+                        s.head_dim,
+                        reference::Pairing::Neox,
+                    );
+                    (f(&got), want, s.head_dim)
+                }
+                Op::RmsNormBackward => {
+                    // One row's dx needs only that row (dw sums every row: checked for poison).
+                    let g = reference::rmsnorm_backward(
+                        &row(&h[0], r, cols),
+                        &f(&h[1]),
+                        &row(&h[2], r, cols),
+                        cols,
+                        eps,
+                    );
+                    (row(&outs[0], r, cols), g.dx, cols)
+                }
+                Op::SoftmaxBackward => (
+                    row(&outs[0], r, cols),
+                    reference::softmax_backward(&row(&h[0], r, cols), &row(&h[1], r, cols), cols),
+                    cols,
+                ),
+            };
+            let (err, at) = max_row_relative_error(&got, &want, len);
+            if err.is_nan() || err > bf16::TOLERANCE {
+                return Err(format!(
+                    "row {r}: error {err:.3e} of the row's scale at {at:?} exceeds {:.0e}",
+                    bf16::TOLERANCE
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Workload for FusedWorkload<'_> {
+    fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    fn work(&self) -> Option<Work> {
+        Some(Work::Bytes(self.op.bytes(self.rows, self.cols)))
+    }
+
+    fn rotation(&self) -> RotationPlan {
+        self.plan
+    }
+
+    fn enqueue(&mut self, stream: &Stream, set: usize) -> Result<()> {
+        self.launch(stream, set).map(|_| ())
+    }
+
+    /// Every output element of every set written (no poison left), then sampled rows
+    /// against the float64 reference.
+    fn verify(&mut self, stream: &Stream) -> Result<()> {
+        stream
+            .synchronize()
+            .map_err(|e| format!("cuStreamSynchronize: {e:?}"))?;
+        for (si, set) in self.sets.iter().enumerate() {
+            for (oi, out) in set.outputs.iter().enumerate() {
+                let v = download(out)?;
+                if let Some(i) = v.iter().position(|x| x.0.is_poison()) {
+                    return Err(format!(
+                        "set {si} output {oi}: element {i} never written (poison left)"
+                    ));
+                }
+            }
+        }
+        self.check_sample(stream)
+    }
+}
+
+/// Torch eager medians by (op, rows, cols), from benches/torch_fused.py's JSON.
+struct TorchTimes(Vec<(String, usize, usize, f64)>);
+
+impl TorchTimes {
+    fn load() -> Option<std::result::Result<TorchTimes, String>> {
+        let path = std::env::var(TORCH_ENV).ok().filter(|p| !p.is_empty())?;
+        Some(Self::parse(&path))
+    }
+
+    fn parse(path: &str) -> std::result::Result<TorchTimes, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        let json: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+        let results = json["results"]
+            .as_array()
+            .ok_or(format!("{path}: no `results` array"))?;
+        let mut out = Vec::new();
+        for r in results {
+            let op = r["op"]
+                .as_str()
+                .ok_or(format!("{path}: a result without `op`"))?;
+            let rows = r["rows"]
+                .as_u64()
+                .ok_or(format!("{path}: {op} without `rows`"))?;
+            let cols = r["cols"]
+                .as_u64()
+                .ok_or(format!("{path}: {op} without `cols`"))?;
+            let us = r["median_us"]
+                .as_f64()
+                .ok_or(format!("{path}: {op} without `median_us`"))?;
+            out.push((op.to_string(), rows as usize, cols as usize, us));
+        }
+        Ok(TorchTimes(out))
+    }
+
+    fn get(&self, op: Op, rows: usize, cols: usize) -> Option<f64> {
+        self.0
+            .iter()
+            .find(|(o, r, c, _)| o == op.name() && *r == rows && *c == cols)
+            .map(|t| t.3)
+    }
+}
+
+/// Threads per row the sweep tries at a shape: powers of two from 32 up to the op's maximum.
+fn sweep_threads(op: Op) -> Vec<u32> {
+    let max = match op {
+        Op::RmsNormBackward => 512,
+        _ => 1024,
+    };
+    (5..=10).map(|p| 1u32 << p).filter(|&t| t <= max).collect()
+}
+
+fn run(s: &mut Session<'_>) -> Result<()> {
+    let ceiling = s.copy_ceiling(1 << 30)?;
+    let torch = match TorchTimes::load() {
+        Some(Ok(t)) => {
+            s.say(format!(
+                "torch eager times from ${TORCH_ENV} ({} readings)",
+                t.0.len()
+            ));
+            Some(t)
+        }
+        Some(Err(e)) => return Err(format!("${TORCH_ENV}: {e}")),
+        None => {
+            s.say(format!("no torch comparison: ${TORCH_ENV} is not set"));
+            None
+        }
+    };
+    let large: &[(usize, usize)] = if s.options.quick { &LARGE[..2] } else { LARGE };
+    let sweep = std::env::var(SWEEP_ENV).is_ok_and(|v| v == "1");
+
+    for &(rows, cols) in large {
+        for op in Op::ALL {
+            let seed = 0xF05E ^ (rows as u64) << 20 ^ cols as u64;
+            let mut w = FusedWorkload::new(s, op, rows, cols, Threads::Auto, seed)?;
+            let label = format!("{} {rows}x{cols}", op.name());
+            s.measure(&label, &mut w, Some(ceiling.clone()))?;
+            drop(w);
+            let reading = s.readings().last().ok_or("no reading")?;
+            let (clean, fraction, p50) = (
+                reading.is_clean(),
+                reading.fraction_of_reference(),
+                reading.summary.p50,
+            );
+            let bar = if op.is_backward() {
+                MIN_BACKWARD
+            } else {
+                MIN_FORWARD
+            };
+            s.check(
+                format!("{label} >= {:.0}% of the copy ceiling", bar * 100.0),
+                clean && fraction.is_some_and(|f| f >= bar),
+                format!(
+                    "{:.1}%{}",
+                    fraction.unwrap_or(0.0) * 100.0,
+                    if clean { "" } else { " (reading flagged)" }
+                ),
+            );
+            if let Some(t) = torch.as_ref().and_then(|t| t.get(op, rows, cols)) {
+                s.check(
+                    format!("{label} faster than torch eager"),
+                    clean && p50 < t,
+                    format!("p50 {p50:.2} us vs torch {t:.2} us: {:.2}x", t / p50),
+                );
+            }
+            if sweep && op.has_row_geometry() {
+                for t in sweep_threads(op) {
+                    let Ok(mut w) = FusedWorkload::new(s, op, rows, cols, Threads::PerRow(t), seed)
+                    else {
+                        continue; // a geometry the op refuses (beyond its maximum)
+                    };
+                    s.measure(
+                        &format!("{label} threads={t}"),
+                        &mut w,
+                        Some(ceiling.clone()),
+                    )?;
+                }
+            }
+        }
+    }
+
+    // Decode: a handful of rows, launch-bound; timed as CUDA-graph replay so the reading is
+    // the kernel's latency, not the host's launch rate.
+    let graph = s.timer.graph;
+    s.timer.graph = true;
+    let decode_cols: &[usize] = if s.options.quick {
+        &DECODE_COLS[..1]
+    } else {
+        DECODE_COLS
+    };
+    for &cols in decode_cols {
+        for &rows in DECODE_ROWS {
+            for op in Op::ALL {
+                let mut w =
+                    FusedWorkload::new(s, op, rows, cols, Threads::Auto, 0xDEC0DE ^ rows as u64)?;
+                s.measure(&format!("{} decode {rows}x{cols}", op.name()), &mut w, None)?;
+            }
+        }
+    }
+    s.timer.graph = graph;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    session::main("fused", run)
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""PyTorch eager timings of the fused ops, the comparator of benches/fused.rs.
+
+Times, in bf16 on the current CUDA device, at the shapes of benches/fused.rs:
+  rmsnorm_fwd            torch.nn.functional.rms_norm(x, (cols,), w, eps)
+  rmsnorm_fwd_residual   h = x + residual; y = rms_norm(h, (cols,), w, eps)  (returns h, y)
+  softmax_fwd            torch.softmax(x, dim=-1)
+  swiglu_fwd             F.silu(gate) * up
+  swiglu_fwd_interleaved g, u = gate_up.chunk(2, dim=-1); F.silu(g) * u
+  rope_neox              q, k [tokens, heads, 128]; rotate-halves with cos, sin [tokens, 64]
+  rmsnorm_bwd            autograd backward of rms_norm (forward run once, outside the timing)
+  softmax_bwd            torch._softmax_backward_data(dy, y, -1, bf16)
+
+Each op is timed with CUDA events around single calls, after a warm-up, as the median of
+many iterations; every iteration uses the next of several input sets, so the bytes touched
+between two uses of one set exceed 4x the L2 (inputs are not L2-resident). At decode row
+counts an eager call's time includes its launch overhead (that is what eager costs there).
+
+Usage: python3 benches/torch_fused.py OUT.json [--quick]
+Then: CUBINS_TORCH_FUSED_JSON=OUT.json bundle/benches/fused --results DIR
+"""
+
+import json
+import math
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+LARGE = [(32768, 4096), (16384, 8192), (8192, 14336), (4096, 32768)]
+DECODE = [(rows, cols) for cols in (4096, 8192) for rows in (1, 8, 64)]
+HEAD_DIM = 128
+EPS = 1e-6
+WARMUP = 10
+ITERS = 100
+L2_MULTIPLE = 4
+
+
+def rope_neox(x, cos, sin):
+    half = x.shape[-1] // 2
+    a, b = x[..., :half], x[..., half:]
+    c, s = cos[:, None, :], sin[:, None, :]
+    return torch.cat((a * c - b * s, b * c + a * s), dim=-1)
+
+
+def make_inputs(op, rows, cols, dev, gen):
+    """The op's input tensors and the bytes it must move (the formula of fused.md)."""
+    bf = torch.bfloat16
+
+    def rand(*shape):
+        return (torch.rand(*shape, device=dev, generator=gen) * 2 - 1).to(bf)
+
+    n = rows * cols
+    if op == "rmsnorm_fwd":
+        return (rand(rows, cols), (rand(cols) * 0.5 + 1.0).to(bf)), 2 * (2 * n + cols)
+    if op == "rmsnorm_fwd_residual":
+        return (rand(rows, cols), rand(rows, cols), (rand(cols) * 0.5 + 1.0).to(bf)), 2 * (4 * n + cols)
+    if op == "softmax_fwd":
+        return (rand(rows, cols),), 2 * 2 * n
+    if op == "swiglu_fwd":
+        return (rand(rows, cols), rand(rows, cols)), 2 * 3 * n
+    if op == "swiglu_fwd_interleaved":
+        return (rand(rows, 2 * cols),), 2 * 3 * n
+    if op == "rope_neox":
+        qh = max(cols // HEAD_DIM, 1)
+        kh = max(qh // 4, 1)
+        pos = torch.arange(rows, device=dev, dtype=torch.float32)[:, None]
+        freq = 10000.0 ** (-2.0 * torch.arange(HEAD_DIM // 2, device=dev, dtype=torch.float32) / HEAD_DIM)
+        ang = pos * freq
+        q, k = rand(rows, qh, HEAD_DIM), rand(rows, kh, HEAD_DIM)
+        moved = 2 * (2 * rows * (qh + kh) * HEAD_DIM + rows * HEAD_DIM)
+        return (q, k, ang.cos().to(bf), ang.sin().to(bf)), moved
+    if op == "rmsnorm_bwd":
+        # The forward runs here, once; the timed call is the backward alone.
+        x = rand(rows, cols).requires_grad_(True)
+        w = (rand(cols) * 0.5 + 1.0).to(bf).requires_grad_(True)
+        y = F.rms_norm(x, (cols,), w, EPS)
+        return (x, w, y, rand(rows, cols)), 2 * (3 * n + 2 * cols)
+    if op == "softmax_bwd":
+        return (torch.softmax(rand(rows, cols).float(), -1).to(bf), rand(rows, cols)), 2 * 3 * n
+    raise ValueError(op)
+
+
+def run_op(op, t, cols):
+    if op == "rmsnorm_fwd":
+        x, w = t
+        return F.rms_norm(x, (cols,), w, EPS)
+    if op == "rmsnorm_fwd_residual":
+        x, r, w = t
+        h = x + r
+        return h, F.rms_norm(h, (cols,), w, EPS)
+    if op == "softmax_fwd":
+        return torch.softmax(t[0], dim=-1)
+    if op == "swiglu_fwd":
+        return F.silu(t[0]) * t[1]
+    if op == "swiglu_fwd_interleaved":
+        g, u = t[0].chunk(2, dim=-1)
+        return F.silu(g) * u
+    if op == "rope_neox":
+        q, k, c, s = t
+        return rope_neox(q, c, s), rope_neox(k, c, s)
+    if op == "rmsnorm_bwd":
+        x, w, y, dy = t
+        return torch.autograd.grad(y, (x, w), dy, retain_graph=True)
+    if op == "softmax_bwd":
+        y, dy = t
+        return torch._softmax_backward_data(dy, y, -1, torch.bfloat16)
+    raise ValueError(op)
+
+
+OPS = [
+    "rmsnorm_fwd",
+    "rmsnorm_fwd_residual",
+    "softmax_fwd",
+    "swiglu_fwd",
+    "swiglu_fwd_interleaved",
+    "rope_neox",
+    "rmsnorm_bwd",
+    "softmax_bwd",
+]
+
+
+def time_op(op, rows, cols, dev, l2_bytes, gen):
+    first, moved = make_inputs(op, rows, cols, dev, gen)
+    sets = [first]
+    resident = sum(x.numel() * x.element_size() for x in first)
+    while len(sets) * resident <= L2_MULTIPLE * l2_bytes and len(sets) < 20000:
+        sets.append(make_inputs(op, rows, cols, dev, gen)[0])
+    for i in range(WARMUP):
+        run_op(op, sets[i % len(sets)], cols)
+    torch.cuda.synchronize()
+    times = []
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for i in range(ITERS):
+        t = sets[i % len(sets)]
+        start.record()
+        run_op(op, t, cols)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e3)
+    times.sort()
+    return {
+        "op": op,
+        "dtype": "bf16",
+        "rows": rows,
+        "cols": cols,
+        "median_us": statistics.median(times),
+        "p10_us": times[len(times) // 10],
+        "p90_us": times[(9 * len(times)) // 10],
+        "iters": ITERS,
+        "input_sets": len(sets),
+        "bytes": moved,
+        "gbps_at_median": moved / statistics.median(times) / 1e3,
+    }
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+        print(__doc__)
+        return 2
+    out, quick = sys.argv[1], "--quick" in sys.argv[2:]
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    l2_bytes = getattr(props, "L2_cache_size", 60 << 20)
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(0x70C4)
+    shapes = (LARGE[:2] if quick else LARGE) + (DECODE[:3] if quick else DECODE)
+    results = []
+    for rows, cols in shapes:
+        for op in OPS:
+            r = time_op(op, rows, cols, dev, l2_bytes, gen)
+            results.append(r)
+            print(f"{op:24s} {rows:6d}x{cols:<6d} median {r['median_us']:9.2f} us  {r['gbps_at_median']:7.0f} GB/s", flush=True)
+            torch.cuda.empty_cache()
+    doc = {
+        "comparator": "torch eager",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "device": props.name,
+        "l2_bytes": l2_bytes,
+        "timing": f"CUDA events around each call, {WARMUP} warm-up, median of {ITERS}, inputs rotated past {L2_MULTIPLE}x L2",
+        "results": results,
+    }
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"wrote {len(results)} readings to {out}")
+    return 0 if all(math.isfinite(r["median_us"]) for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
