@@ -4,3 +4,16 @@
 #pragma once
 
 #include <stdint.h>
+
+// GEMM (cuda/gemm_*.cu): bits of the `flags` argument. C = alpha * op(A) op(B) + beta * C
+// (+ bias[n]); see cuda/include/cubins/gemm/args.cuh.
+// `bias` points at N floats added to every row after alpha and beta.
+#define CUBINS_GEMM_BIAS 1u
+// Output in f32 (otherwise the input dtype; the TF32 and f32 tiers always write f32).
+#define CUBINS_GEMM_OUT_F32 2u
+// A (resp. B) may be read in 16-byte chunks: base 16-byte aligned and leading dimension a
+// multiple of 16 bytes. Without the bit the kernel reads that operand element by element.
+#define CUBINS_GEMM_VEC_A 4u
+#define CUBINS_GEMM_VEC_B 8u
+// C may be read and written four adjacent elements at a time (base and ldc aligned for it).
+#define CUBINS_GEMM_VEC_C 16u

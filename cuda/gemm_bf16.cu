@@ -1,0 +1,7 @@
+// bf16 GEMM on tensor cores (mma.sync m16n8k16, f32 accumulation), output bf16 or f32
+// (CUBINS_GEMM_OUT_F32).
+#include <cuda_bf16.h>
+
+#define CUBINS_GEMM_ELEM __nv_bfloat16
+#define CUBINS_GEMM_NAME(suffix) gemm_bf16_##suffix
+#include "cubins/gemm/entries_16bit.inc"

@@ -1,0 +1,112 @@
+// Global -> shared copy of one operand tile for one pipeline stage, with cp.async.
+#pragma once
+
+#include <cstdint>
+
+#include "cubins/gemm/layout.cuh"
+#include "cubins/gemm/ptx.cuh"
+
+namespace cubins {
+namespace gemm {
+
+template <class T>
+struct RawBits;
+template <>
+struct RawBits<__nv_bfloat16> {
+  using type = uint16_t;
+};
+template <>
+struct RawBits<__half> {
+  using type = uint16_t;
+};
+template <>
+struct RawBits<float> {
+  using type = uint32_t;
+};
+
+// Which logical chunk (row, col) copy i of thread `tid` takes, and where it lands: thread tid
+// copies chunks tid, tid + threads, ... in row-major order, so consecutive threads take
+// consecutive chunks of a row and a warp reads whole rows. Host-callable for fingerprints.cuh.
+struct CopySlot {
+  int row;
+  int col;
+  int offset;  // in the tile, 16-byte units
+};
+
+template <class TileLayout>
+CUBINS_HD CopySlot copy_slot(int i, int tid, int threads, int rows, int cpr) {
+  const int idx = i * threads + tid;
+  return CopySlot{idx / cpr, idx % cpr, TileLayout::chunk(idx / cpr, idx % cpr, rows, cpr)};
+}
+
+// A ROWS x COLS window of a row-major global matrix (rows_total x cols_total, leading
+// dimension ld) copied into a tile laid out by TileLayout (chunk order: copy_slot).
+// Elements outside the matrix become zeros, which is what tails need: zero rows and
+// columns add nothing to the products.
+template <class T, class TileLayout, int ROWS, int COLS, int THREADS>
+struct TileCopy {
+ public:
+  static constexpr int kElemsPerChunk = 16 / static_cast<int>(sizeof(T));
+  static constexpr int kChunksPerRow = COLS / kElemsPerChunk;
+  static constexpr int kChunks = ROWS * kChunksPerRow;
+  static constexpr int kPerThread = kChunks / THREADS;
+  // Chunks the tile occupies in shared memory (padding included).
+  static constexpr int kFootprint = TileLayout::footprint(ROWS, kChunksPerRow);
+  static_assert(COLS % kElemsPerChunk == 0, "tile rows are whole 16-byte chunks");
+  static_assert(kChunks % THREADS == 0, "every thread copies the same number of chunks");
+  static_assert(kChunksPerRow <= 8 || kChunksPerRow % 8 == 0, "wide rows are whole 8-chunk panels");
+
+  // `vec`: 16-byte aligned base and leading dimension, so a chunk is one cp.async (partial
+  // chunks at the column edge read only their valid bytes). Otherwise element loads.
+  __device__ __forceinline__ static void issue(uint4* tile, const T* g, int64_t ld, int row0, int col0,
+                                               int rows_total, int cols_total, bool vec, int tid) {
+    // One branch per tile, not per chunk: `vec` is uniform over the launch.
+    if (vec) {
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) {
+        const Chunk c = chunk(i, tid, row0, col0, rows_total, cols_total);
+        const T* src = g + c.grow * ld + c.gcol;
+        cp_async_16_zfill(smem_addr(tile + c.offset),
+                          c.valid > 0 ? static_cast<const void*>(src) : static_cast<const void*>(g),
+                          static_cast<unsigned>(c.valid) * sizeof(T));
+      }
+    } else {
+      using Raw = typename RawBits<T>::type;
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) {
+        const Chunk c = chunk(i, tid, row0, col0, rows_total, cols_total);
+        const Raw* src = reinterpret_cast<const Raw*>(g + c.grow * ld + c.gcol);
+        union {
+          uint4 v;
+          Raw e[kElemsPerChunk];
+        } u;
+#pragma unroll
+        for (int e = 0; e < kElemsPerChunk; ++e) u.e[e] = e < c.valid ? src[e] : Raw(0);
+        tile[c.offset] = u.v;
+      }
+    }
+  }
+
+ private:
+  struct Chunk {
+    int offset;  // in the tile, 16-byte units
+    int grow;
+    int gcol;
+    int valid;  // elements of the chunk inside the matrix, 0..kElemsPerChunk
+  };
+
+  __device__ __forceinline__ static Chunk chunk(int i, int tid, int row0, int col0, int rows_total,
+                                                int cols_total) {
+    const CopySlot s = copy_slot<TileLayout>(i, tid, THREADS, ROWS, kChunksPerRow);
+    Chunk c;
+    c.offset = s.offset;
+    c.grow = row0 + s.row;
+    c.gcol = col0 + s.col * kElemsPerChunk;
+    const int valid = c.grow < rows_total ? cols_total - c.gcol : 0;
+    c.valid = valid < 0 ? 0 : (valid > kElemsPerChunk ? kElemsPerChunk : valid);
+    return c;
+  }
+};
+
+}  // namespace gemm
+}  // namespace cubins

@@ -1,0 +1,27 @@
+// The tile configurations the GEMM tiers are instantiated with. src/ops/gemm.rs holds the
+// same table (the selector) and tests/gemm_host.rs checks the two agree.
+#pragma once
+
+#include "cubins/gemm/fingerprints.cuh"
+#include "cubins/gemm/mma_kernel.cuh"
+#include "cubins/gemm/pedantic_kernel.cuh"
+
+namespace cubins {
+namespace gemm {
+
+//                       BM   BN  BK  warps  stages  min blocks/SM
+using TileLarge = MmaTile<128, 256, 32, 2, 4, 4, 1>;   // 16-bit: 8 warps of 64 x 64
+using TileMedium = MmaTile<128, 128, 32, 2, 4, 4, 2>;  // 16-bit: 8 warps of 64 x 32
+using TileSmall = MmaTile<64, 64, 64, 2, 2, 3, 3>;     // 16-bit: 4 warps of 32 x 32
+using TileTf32Large = MmaTile<128, 128, 16, 2, 4, 4, 1>;  // f32: 8 warps of 64 x 32
+using TileTf32Small = MmaTile<64, 64, 32, 2, 2, 4, 2>;    // f32: 4 warps of 32 x 32
+
+//                              BM   BN  BK  TM TN  min blocks/SM
+using TileFmaLarge = FmaTile<128, 128, 8, 8, 8, 2>;
+using TileFmaSmall = FmaTile<64, 64, 16, 4, 4, 4>;
+
+}  // namespace gemm
+}  // namespace cubins
+
+// k steps each decode warp has in flight per loop iteration.
+#define CUBINS_GEMM_DECODE_UNROLL 3

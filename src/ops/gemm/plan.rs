@@ -1,0 +1,635 @@
+//! GEMM plans: which entry point, tile and launch geometry a problem gets, and the checks a
+//! problem passes first. Pure (std only, no driver), so the selector is tested on machines
+//! without a GPU; `tests/gemm_host.rs` also checks this table against `cuda/kernels.toml`
+//! and `cuda/include/cubins/gemm/tiles.cuh`.
+
+use std::fmt;
+
+/// Which operand is stored transposed. op(A) is M x K and op(B) is K x N, storage row-major:
+/// `NN` has A `[M][K]` and B `[K][N]`; `TN` has A `[K][M]`; `NT` has B `[N][K]` (the
+/// `x @ w.T` of a linear layer with weights `[out][in]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Layout {
+    NN,
+    TN,
+    NT,
+}
+
+impl Layout {
+    pub const ALL: [Layout; 3] = [Layout::NN, Layout::TN, Layout::NT];
+
+    /// K is the contiguous dimension of stored A.
+    pub fn a_k_major(self) -> bool {
+        self != Layout::TN
+    }
+
+    /// K is the contiguous dimension of stored B.
+    pub fn b_k_major(self) -> bool {
+        self == Layout::NT
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::NN => "nn",
+            Layout::TN => "tn",
+            Layout::NT => "nt",
+        }
+    }
+}
+
+/// A GEMM tier: input precision and the arithmetic behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Tier {
+    /// bf16 inputs, mma.sync m16n8k16, f32 accumulation; output bf16 or f32.
+    Bf16,
+    /// fp16 inputs, as `Bf16`; output fp16 or f32.
+    Fp16,
+    /// f32 inputs rounded to tf32 on tensor cores (m16n8k8), f32 accumulation and output.
+    Tf32,
+    /// f32 FFMA, one owner per output, k ascending: bit-identical across configurations.
+    F32Pedantic,
+}
+
+impl Tier {
+    pub const ALL: [Tier; 4] = [Tier::Bf16, Tier::Fp16, Tier::Tf32, Tier::F32Pedantic];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Bf16 => "bf16",
+            Tier::Fp16 => "fp16",
+            Tier::Tf32 => "tf32",
+            Tier::F32Pedantic => "f32_pedantic",
+        }
+    }
+
+    /// Bytes of one input element.
+    pub fn input_bytes(self) -> u32 {
+        match self {
+            Tier::Bf16 | Tier::Fp16 => 2,
+            Tier::Tf32 | Tier::F32Pedantic => 4,
+        }
+    }
+}
+
+/// A tensor-core CTA tile (`MmaTile` in `cuda/include/cubins/gemm/mma_kernel.cuh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MmaTile {
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+    pub warps_m: u32,
+    pub warps_n: u32,
+    pub stages: u32,
+    /// Blocks per SM the kernel's `__launch_bounds__` and contract promise.
+    pub min_blocks: u32,
+}
+
+/// An FFMA tile (`FmaTile` in `cuda/include/cubins/gemm/pedantic_kernel.cuh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FmaTile {
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+    pub tm: u32,
+    pub tn: u32,
+    pub min_blocks: u32,
+}
+
+/// The decode kernel (`cuda/include/cubins/gemm/decode_kernel.cuh`): 32 columns of C per
+/// block, `warps` warps splitting K.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DecodeTile {
+    pub warps: u32,
+    pub min_blocks: u32,
+}
+
+// The instantiated configurations (cuda/include/cubins/gemm/tiles.cuh).
+pub const TILE_LARGE: MmaTile = MmaTile {
+    bm: 128,
+    bn: 256,
+    bk: 32,
+    warps_m: 2,
+    warps_n: 4,
+    stages: 4,
+    min_blocks: 1,
+};
+pub const TILE_MEDIUM: MmaTile = MmaTile {
+    bm: 128,
+    bn: 128,
+    bk: 32,
+    warps_m: 2,
+    warps_n: 4,
+    stages: 4,
+    min_blocks: 2,
+};
+pub const TILE_SMALL: MmaTile = MmaTile {
+    bm: 64,
+    bn: 64,
+    bk: 64,
+    warps_m: 2,
+    warps_n: 2,
+    stages: 3,
+    min_blocks: 3,
+};
+pub const TILE_TF32_LARGE: MmaTile = MmaTile {
+    bm: 128,
+    bn: 128,
+    bk: 16,
+    warps_m: 2,
+    warps_n: 4,
+    stages: 4,
+    min_blocks: 1,
+};
+pub const TILE_TF32_SMALL: MmaTile = MmaTile {
+    bm: 64,
+    bn: 64,
+    bk: 32,
+    warps_m: 2,
+    warps_n: 2,
+    stages: 4,
+    min_blocks: 2,
+};
+pub const TILE_FMA_LARGE: FmaTile = FmaTile {
+    bm: 128,
+    bn: 128,
+    bk: 8,
+    tm: 8,
+    tn: 8,
+    min_blocks: 2,
+};
+pub const TILE_FMA_SMALL: FmaTile = FmaTile {
+    bm: 64,
+    bn: 64,
+    bk: 16,
+    tm: 4,
+    tn: 4,
+    min_blocks: 4,
+};
+pub const DECODE_W8: DecodeTile = DecodeTile {
+    warps: 8,
+    min_blocks: 2,
+};
+pub const DECODE_W16: DecodeTile = DecodeTile {
+    warps: 16,
+    min_blocks: 1,
+};
+
+/// Columns of C one decode block owns, k per decode step, largest M the decode kernel takes.
+pub const DECODE_BLOCK_N: u32 = 32;
+pub const DECODE_STEP_K: u32 = 32;
+pub const DECODE_MAX_M: u32 = 16;
+/// Rows of tiles a raster group spans (`kRasterGroup`).
+pub const RASTER_GROUP: u32 = 8;
+
+/// How a plan computes: the kernel family and its tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Schedule {
+    Mma(MmaTile),
+    Decode(DecodeTile),
+    Fma(FmaTile),
+}
+
+impl MmaTile {
+    pub fn threads(&self) -> u32 {
+        self.warps_m * self.warps_n * 32
+    }
+
+    /// Dynamic shared memory of the cp.async ring (`MmaStage::kSmemBytes`): per stage the A
+    /// and B tiles in 16-byte chunks; f32 tiles stored MN-major carry 2 chunks of padding
+    /// per row (`PaddedTile`), every other tile is swizzled without padding.
+    pub fn smem_bytes(&self, tier: Tier, layout: Layout) -> u32 {
+        let e = tier.input_bytes();
+        let tile = |outer: u32, k_major: bool| -> u32 {
+            let (rows, cols) = if k_major {
+                (outer, self.bk)
+            } else {
+                (self.bk, outer)
+            };
+            let cpr = cols * e / 16;
+            let pad = if e == 4 && !k_major { 2 } else { 0 };
+            rows * (cpr + pad)
+        };
+        let chunks = tile(self.bm, layout.a_k_major()) + tile(self.bn, layout.b_k_major());
+        self.stages * chunks * 16
+    }
+
+    pub fn label(&self) -> String {
+        format!("{}x{}", self.bm, self.bn)
+    }
+}
+
+impl FmaTile {
+    pub fn threads(&self) -> u32 {
+        (self.bm / self.tm) * (self.bn / self.tn)
+    }
+
+    pub fn label(&self) -> String {
+        format!("{}x{}", self.bm, self.bn)
+    }
+}
+
+impl Schedule {
+    pub fn threads(&self) -> u32 {
+        match self {
+            Schedule::Mma(t) => t.threads(),
+            Schedule::Decode(d) => d.warps * 32,
+            Schedule::Fma(t) => t.threads(),
+        }
+    }
+
+    pub fn min_blocks(&self) -> u32 {
+        match self {
+            Schedule::Mma(t) => t.min_blocks,
+            Schedule::Decode(d) => d.min_blocks,
+            Schedule::Fma(t) => t.min_blocks,
+        }
+    }
+
+    /// The suffix of the entry-point name: `128x256`, `decode_w16`.
+    pub fn label(&self) -> String {
+        match self {
+            Schedule::Mma(t) => t.label(),
+            Schedule::Decode(d) => format!("decode_w{}", d.warps),
+            Schedule::Fma(t) => t.label(),
+        }
+    }
+
+    /// Human-readable tile description for STAMP lines.
+    pub fn describe(&self) -> String {
+        match self {
+            Schedule::Mma(t) => format!(
+                "mma {}x{}x{} warps={}x{} stages={}",
+                t.bm, t.bn, t.bk, t.warps_m, t.warps_n, t.stages
+            ),
+            Schedule::Decode(d) => format!("decode n{} k-split-warps={}", DECODE_BLOCK_N, d.warps),
+            Schedule::Fma(t) => format!("ffma {}x{}x{} thread={}x{}", t.bm, t.bn, t.bk, t.tm, t.tn),
+        }
+    }
+}
+
+/// The schedules each tier has entry points for, in selection preference order.
+pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
+    match tier {
+        Tier::Bf16 | Tier::Fp16 => {
+            let mut v = vec![
+                Schedule::Mma(TILE_LARGE),
+                Schedule::Mma(TILE_MEDIUM),
+                Schedule::Mma(TILE_SMALL),
+            ];
+            if layout != Layout::TN {
+                v.push(Schedule::Decode(DECODE_W16));
+                v.push(Schedule::Decode(DECODE_W8));
+            }
+            v
+        }
+        Tier::Tf32 => vec![
+            Schedule::Mma(TILE_TF32_LARGE),
+            Schedule::Mma(TILE_TF32_SMALL),
+        ],
+        Tier::F32Pedantic => vec![Schedule::Fma(TILE_FMA_LARGE), Schedule::Fma(TILE_FMA_SMALL)],
+    }
+}
+
+/// Entry-point name of a schedule (as in `cuda/kernels.toml`).
+pub fn entry_name(tier: Tier, layout: Layout, schedule: &Schedule) -> String {
+    format!(
+        "gemm_{}_{}_{}",
+        tier.name(),
+        layout.name(),
+        schedule.label()
+    )
+}
+
+/// One GEMM problem as the kernels see it: shapes, leading dimensions (elements) and the
+/// facts about buffer addresses that decide vector access.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Problem {
+    pub tier: Tier,
+    pub layout: Layout,
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub lda: u32,
+    pub ldb: u32,
+    pub ldc: u32,
+    /// Bytes of one output element (2 for bf16/fp16 output, 4 for f32).
+    pub out_bytes: u32,
+    /// Addresses of A, B and C (only their alignment matters here).
+    pub a_addr: u64,
+    pub b_addr: u64,
+    pub c_addr: u64,
+}
+
+/// The facts about the device the selector uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceFacts {
+    pub sm_count: u32,
+    /// Shared memory per block a kernel may opt into.
+    pub max_smem_per_block_optin: u32,
+}
+
+/// Largest dimension the kernels index with 32-bit arithmetic plus a tile of headroom.
+pub const MAX_DIM: u32 = 1 << 30;
+
+/// A problem the kernels cannot take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanError {
+    /// A dimension beyond [`MAX_DIM`].
+    TooLarge { what: &'static str, value: u32 },
+    /// A leading dimension shorter than the stored row it spans.
+    LeadingDimension {
+        what: &'static str,
+        ld: u32,
+        min: u32,
+    },
+    /// Output precision the tier does not write.
+    Output { tier: Tier, out_bytes: u32 },
+    /// A forced schedule the tier or layout has no entry point for, or the problem does not fit.
+    Schedule { requested: String, reason: String },
+    /// More tiles than a one-dimensional grid holds.
+    GridTooLarge { blocks: u64 },
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::TooLarge { what, value } => write!(f, "{what} = {value} exceeds the GEMM limit of {MAX_DIM}"),
+            PlanError::LeadingDimension { what, ld, min } => {
+                write!(f, "{what} = {ld} is shorter than the stored row it spans ({min} elements)")
+            }
+            PlanError::Output { tier, out_bytes } => write!(
+                f,
+                "the {} tier does not write {out_bytes}-byte outputs (16-bit tiers write their input type or f32; \
+                 f32 tiers write f32)",
+                tier.name()
+            ),
+            PlanError::Schedule { requested, reason } => write!(f, "schedule {requested}: {reason}"),
+            PlanError::GridTooLarge { blocks } => write!(f, "{blocks} blocks exceed a one-dimensional grid"),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// Elements a row-major `rows x cols` matrix with leading dimension `ld` spans.
+pub fn span(rows: u32, cols: u32, ld: u32) -> u64 {
+    if rows == 0 || cols == 0 {
+        0
+    } else {
+        u64::from(rows - 1) * u64::from(ld) + u64::from(cols)
+    }
+}
+
+impl Problem {
+    /// Stored shape of A as (rows, cols).
+    pub fn a_stored(&self) -> (u32, u32) {
+        if self.layout.a_k_major() {
+            (self.m, self.k)
+        } else {
+            (self.k, self.m)
+        }
+    }
+
+    /// Stored shape of B as (rows, cols).
+    pub fn b_stored(&self) -> (u32, u32) {
+        if self.layout.b_k_major() {
+            (self.n, self.k)
+        } else {
+            (self.k, self.n)
+        }
+    }
+
+    /// Elements each buffer must hold: A, B, C.
+    pub fn spans(&self) -> (u64, u64, u64) {
+        let (ar, ac) = self.a_stored();
+        let (br, bc) = self.b_stored();
+        (
+            span(ar, ac, self.lda),
+            span(br, bc, self.ldb),
+            span(self.m, self.n, self.ldc),
+        )
+    }
+
+    /// Checks shapes, leading dimensions and the output precision.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        for (what, v) in [
+            ("M", self.m),
+            ("N", self.n),
+            ("K", self.k),
+            ("lda", self.lda),
+            ("ldb", self.ldb),
+            ("ldc", self.ldc),
+        ] {
+            if v > MAX_DIM {
+                return Err(PlanError::TooLarge { what, value: v });
+            }
+        }
+        let (_, ac) = self.a_stored();
+        let (_, bc) = self.b_stored();
+        for (what, ld, min) in [
+            ("lda", self.lda, ac),
+            ("ldb", self.ldb, bc),
+            ("ldc", self.ldc, self.n),
+        ] {
+            if ld < min.max(1) {
+                return Err(PlanError::LeadingDimension {
+                    what,
+                    ld,
+                    min: min.max(1),
+                });
+            }
+        }
+        let ok = match self.tier {
+            Tier::Bf16 | Tier::Fp16 => self.out_bytes == 2 || self.out_bytes == 4,
+            Tier::Tf32 | Tier::F32Pedantic => self.out_bytes == 4,
+        };
+        if !ok {
+            return Err(PlanError::Output {
+                tier: self.tier,
+                out_bytes: self.out_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// A can be read in 16-byte chunks (`CUBINS_GEMM_VEC_A`).
+    pub fn vec_a(&self) -> bool {
+        vec16(self.a_addr, self.lda, self.tier.input_bytes())
+    }
+
+    /// B can be read in 16-byte chunks (`CUBINS_GEMM_VEC_B`).
+    pub fn vec_b(&self) -> bool {
+        vec16(self.b_addr, self.ldb, self.tier.input_bytes())
+    }
+
+    /// C can be accessed four elements at a time (`CUBINS_GEMM_VEC_C`).
+    pub fn vec_c(&self) -> bool {
+        let quad = 4 * u64::from(self.out_bytes);
+        self.c_addr % quad == 0 && self.ldc % 4 == 0
+    }
+
+    /// Whether the decode kernel takes this problem: M <= 16, A read as `[M][K]`, K in whole
+    /// 16-byte chunks, both operands vector-readable and, for NN, N in whole 4-column groups.
+    pub fn decode_eligible(&self) -> bool {
+        matches!(self.tier, Tier::Bf16 | Tier::Fp16)
+            && self.layout != Layout::TN
+            && self.m <= DECODE_MAX_M
+            && self.k % 8 == 0
+            && self.vec_a()
+            && self.vec_b()
+            && (self.layout == Layout::NT || self.n % 4 == 0)
+    }
+}
+
+fn vec16(addr: u64, ld: u32, elem_bytes: u32) -> bool {
+    addr % 16 == 0 && (u64::from(ld) * u64::from(elem_bytes)) % 16 == 0
+}
+
+/// Flag bits of the kernels' `flags` argument (`CUBINS_GEMM_*` in `cuda/include/cubins/params.h`).
+pub mod flags {
+    pub const BIAS: u32 = 1;
+    pub const OUT_F32: u32 = 2;
+    pub const VEC_A: u32 = 4;
+    pub const VEC_B: u32 = 8;
+    pub const VEC_C: u32 = 16;
+}
+
+/// Everything a launch needs besides the buffers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub entry: String,
+    pub schedule: Schedule,
+    pub grid: u32,
+    pub block: u32,
+    pub dynamic_smem_bytes: u32,
+    pub flags: u32,
+}
+
+impl Plan {
+    /// The tile choice as it goes on a STAMP line.
+    pub fn stamp_fields(&self) -> String {
+        format!(
+            "tile=\"{}\" grid={} block={} smem={} flags={:#x}",
+            self.schedule.describe(),
+            self.grid,
+            self.block,
+            self.dynamic_smem_bytes,
+            self.flags
+        )
+    }
+}
+
+fn tiles(m: u32, n: u32, bm: u32, bn: u32) -> u64 {
+    u64::from(m.div_ceil(bm)) * u64::from(n.div_ceil(bn))
+}
+
+/// Whether `schedule` can run `p` on `device`, and why not.
+pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<(), String> {
+    if !schedules(p.tier, p.layout).contains(schedule) {
+        return Err(format!(
+            "the {} tier has no {} entry point for layout {}",
+            p.tier.name(),
+            schedule.label(),
+            p.layout.name()
+        ));
+    }
+    match schedule {
+        Schedule::Mma(t) => {
+            let smem = t.smem_bytes(p.tier, p.layout);
+            if smem > device.max_smem_per_block_optin {
+                return Err(format!("needs {smem} bytes of shared memory; the device allows {}", device.max_smem_per_block_optin));
+            }
+        }
+        Schedule::Decode(_) if !p.decode_eligible() => {
+            return Err("the decode kernel needs M <= 16, layout NN or NT, K % 8 == 0, 16-byte aligned A and B with \
+                        leading dimensions in whole 16-byte chunks, and for NN N % 4 == 0"
+                .into())
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Picks the schedule for `p`: the decode kernel where it applies, else the largest tile that
+/// still gives every SM a block (a full wave), else the smallest tile.
+pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
+    let candidates = schedules(p.tier, p.layout);
+    let fitting: Vec<Schedule> = candidates
+        .into_iter()
+        .filter(|s| fits(p, device, s).is_ok())
+        .collect();
+    let sms = u64::from(device.sm_count.max(1));
+    if fitting.iter().any(|s| matches!(s, Schedule::Decode(_))) {
+        let blocks = u64::from(p.n.div_ceil(DECODE_BLOCK_N));
+        // Few column blocks: more warps per block to keep enough loads in flight per SM.
+        return Schedule::Decode(if blocks <= sms { DECODE_W16 } else { DECODE_W8 });
+    }
+    let tiled: Vec<&Schedule> = fitting
+        .iter()
+        .filter(|s| !matches!(s, Schedule::Decode(_)))
+        .collect();
+    for s in &tiled {
+        let blocks = match s {
+            Schedule::Mma(t) => tiles(p.m, p.n, t.bm, t.bn),
+            Schedule::Fma(t) => tiles(p.m, p.n, t.bm, t.bn),
+            Schedule::Decode(_) => unreachable!("filtered above"),
+        };
+        if blocks >= sms {
+            return **s;
+        }
+    }
+    // Every tier has a smallest tile that fits any device of sm_80 or later.
+    **tiled.last().expect("every tier has a tile that fits")
+}
+
+/// The full plan for `p`: schedule (selected, or `forced`), grid, block, shared memory, flags.
+pub fn plan(
+    p: &Problem,
+    device: &DeviceFacts,
+    forced: Option<Schedule>,
+    bias: bool,
+) -> Result<Plan, PlanError> {
+    p.validate()?;
+    let schedule = match forced {
+        Some(s) => {
+            fits(p, device, &s).map_err(|reason| PlanError::Schedule {
+                requested: entry_name(p.tier, p.layout, &s),
+                reason,
+            })?;
+            s
+        }
+        None => select(p, device),
+    };
+    let (blocks, smem) = match &schedule {
+        Schedule::Mma(t) => (tiles(p.m, p.n, t.bm, t.bn), t.smem_bytes(p.tier, p.layout)),
+        Schedule::Decode(_) => (u64::from(p.n.div_ceil(DECODE_BLOCK_N)), 0),
+        Schedule::Fma(t) => (tiles(p.m, p.n, t.bm, t.bn), 0),
+    };
+    if blocks > i32::MAX as u64 {
+        return Err(PlanError::GridTooLarge { blocks });
+    }
+    let mut f = 0;
+    if bias {
+        f |= flags::BIAS;
+    }
+    if p.out_bytes == 4 {
+        f |= flags::OUT_F32;
+    }
+    if p.vec_a() {
+        f |= flags::VEC_A;
+    }
+    if p.vec_b() {
+        f |= flags::VEC_B;
+    }
+    if p.vec_c() {
+        f |= flags::VEC_C;
+    }
+    Ok(Plan {
+        entry: entry_name(p.tier, p.layout, &schedule),
+        schedule,
+        grid: blocks as u32,
+        block: schedule.threads(),
+        dynamic_smem_bytes: smem,
+        flags: f,
+    })
+}

@@ -1,0 +1,143 @@
+//! References the GEMM gates compare against, deterministic inputs, and the FNV-1a digest.
+
+use super::plan::Layout;
+
+/// xorshift64* with a fixed seed per use: the same inputs on every machine.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in [-1, 1).
+    pub fn unit(&mut self) -> f32 {
+        ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+
+    /// An integer in [-r, r].
+    pub fn small_int(&mut self, r: i32) -> i32 {
+        (self.next_u64() % (2 * r as u64 + 1)) as i32 - r
+    }
+}
+
+/// FNV-1a, 64-bit, over bytes.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// ||got - want||_F / ||want||_F over the elements.
+pub fn rel_frobenius(got: &[f64], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for (g, w) in got.iter().zip(want) {
+        num += (g - w) * (g - w);
+        den += w * w;
+    }
+    if den == 0.0 {
+        num.sqrt()
+    } else {
+        (num / den).sqrt()
+    }
+}
+
+/// The kernels' epilogue (`EpilogueArgs::apply`, epilogue.cuh) in f32, each step rounded:
+/// alpha * acc, then + beta * old (only when beta != 0), then + bias.
+pub fn epilogue(acc: f32, alpha: f32, beta: f32, old: f32, bias: Option<f32>) -> f32 {
+    let mut v = alpha * acc;
+    if beta != 0.0 {
+        v += beta * old;
+    }
+    if let Some(b) = bias {
+        v += b;
+    }
+    v
+}
+
+/// op(A) op(B) in f64 from stored operands (row-major, leading dimensions in elements).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_f64(
+    layout: Layout,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f64],
+    lda: usize,
+    b: &[f64],
+    ldb: usize,
+) -> Vec<f64> {
+    let op_a = |i: usize, kk: usize| {
+        if layout.a_k_major() {
+            a[i * lda + kk]
+        } else {
+            a[kk * lda + i]
+        }
+    };
+    let op_b = |kk: usize, j: usize| {
+        if layout.b_k_major() {
+            b[j * ldb + kk]
+        } else {
+            b[kk * ldb + j]
+        }
+    };
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for kk in 0..k {
+            let av = op_a(i, kk);
+            for j in 0..n {
+                c[i * n + j] += av * op_b(kk, j);
+            }
+        }
+    }
+    c
+}
+
+/// The pedantic tier's exact accumulators: per output, fmaf over k ascending from +0.
+#[allow(clippy::too_many_arguments)]
+pub fn pedantic_f32(
+    layout: Layout,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    ldb: usize,
+) -> Vec<f32> {
+    let op_a = |i: usize, kk: usize| {
+        if layout.a_k_major() {
+            a[i * lda + kk]
+        } else {
+            a[kk * lda + i]
+        }
+    };
+    let op_b = |kk: usize, j: usize| {
+        if layout.b_k_major() {
+            b[j * ldb + kk]
+        } else {
+            b[kk * ldb + j]
+        }
+    };
+    let mut c = vec![0.0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = 0.0f32;
+            for kk in 0..k {
+                acc = op_a(i, kk).mul_add(op_b(kk, j), acc);
+            }
+            c[i * n + j] = acc;
+        }
+    }
+    c
+}

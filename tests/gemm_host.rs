@@ -1,0 +1,1080 @@
+//! GEMM checks that need no GPU: the schedule proofs (copy coverage, swizzled shared-memory
+//! addresses, bank conflicts, stage-ring lifetime, fragment and output ownership, tails) on
+//! the host model of the kernels, whole-CTA emulations against reference GEMMs, the
+//! selector, and the agreement of the planner's tables with `cuda/`.
+
+mod gemm_common;
+
+use gemm_common::emulate::{
+    byte_perm, emulate_decode, emulate_mma, emulate_pedantic, EmuProblem, Stored,
+};
+use gemm_common::model::{
+    self, bank_group, ldmatrix_conflict_free, load_a, load_b_pair, raster_grouped,
+    words_conflict_free, FragmentRead, MmaKind, MmaStage, MmaTileModel, TileLayout, CHUNK,
+};
+use gemm_common::plan::{self, DeviceFacts, Layout, Plan, PlanError, Problem, Schedule, Tier};
+use gemm_common::reference::{pedantic_f32, Rng};
+
+const H200: DeviceFacts = DeviceFacts {
+    sm_count: 132,
+    max_smem_per_block_optin: 232_448,
+};
+
+fn kind_of(tier: Tier) -> MmaKind {
+    match tier {
+        Tier::Bf16 => MmaKind::Bf16,
+        Tier::Fp16 => MmaKind::Fp16,
+        Tier::Tf32 => MmaKind::Tf32,
+        Tier::F32Pedantic => panic!("no mma in the pedantic tier"),
+    }
+}
+
+/// Every (tier, layout, tensor-core tile) the kernels instantiate.
+fn mma_configs() -> Vec<(Tier, Layout, plan::MmaTile)> {
+    let mut v = Vec::new();
+    for tier in [Tier::Bf16, Tier::Fp16, Tier::Tf32] {
+        for layout in Layout::ALL {
+            for s in plan::schedules(tier, layout) {
+                if let Schedule::Mma(t) = s {
+                    v.push((tier, layout, t));
+                }
+            }
+        }
+    }
+    v
+}
+
+// ---------------------------------------------------------------- shared-memory layouts
+
+#[test]
+fn tile_layouts_are_bijections_into_their_footprint() {
+    for (tier, layout, t) in mma_configs() {
+        let stage = MmaStage::new(
+            tier.input_bytes() as usize,
+            layout.a_k_major(),
+            layout.b_k_major(),
+            &MmaTileModel::from_plan(&t),
+        );
+        for copy in [stage.copy_a, stage.copy_b] {
+            assert!(copy.well_formed(), "{copy:?}");
+            let cpr = copy.chunks_per_row();
+            let mut hit = vec![0u32; copy.footprint()];
+            for row in 0..copy.rows {
+                for col in 0..cpr {
+                    hit[copy.layout.chunk(row, col, copy.rows, cpr)] += 1;
+                }
+            }
+            let used = hit.iter().filter(|&&h| h == 1).count();
+            assert!(
+                hit.iter().all(|&h| h <= 1),
+                "{tier:?} {layout:?} {copy:?}: two chunks share a slot"
+            );
+            assert_eq!(used, copy.chunks(), "{tier:?} {layout:?} {copy:?}");
+        }
+        assert_eq!(
+            stage.smem_bytes(t.stages as usize) as u32,
+            t.smem_bytes(tier, layout),
+            "{tier:?} {layout:?} {t:?}"
+        );
+    }
+}
+
+#[test]
+fn swizzle_puts_each_ldmatrix_phase_on_eight_bank_groups() {
+    // Direct check of the property the XOR is for, on every row offset an ldmatrix can use.
+    for (rows, cpr) in [
+        (128, 4),
+        (64, 8),
+        (32, 16),
+        (32, 32),
+        (64, 16),
+        (16, 8),
+        (128, 8),
+    ] {
+        for col in 0..cpr {
+            for r0 in (0..rows).step_by(8) {
+                let mut seen = [false; 8];
+                for row in r0..r0 + 8 {
+                    let g = TileLayout::Swizzled.chunk(row, col, rows, cpr) % 8;
+                    assert!(
+                        !std::mem::replace(&mut seen[g], true),
+                        "rows {r0}.. col {col} of a {rows}x{cpr} tile collide"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_fragment_read_is_bank_conflict_free() {
+    for (tier, layout, t) in mma_configs() {
+        let tile = MmaTileModel::from_plan(&t);
+        let eb = tier.input_bytes() as usize;
+        let stage = MmaStage::new(eb, layout.a_k_major(), layout.b_k_major(), &tile);
+        let sb = (stage.chunks_a() * CHUNK) as u32;
+        for warp in 0..tile.warps_m * tile.warps_n {
+            let wm = (warp / tile.warps_n) * tile.warp_m();
+            let wn = (warp % tile.warps_n) * tile.warp_n();
+            for kk in (0..tile.bk).step_by(kind_of(tier).k()) {
+                let mut reads = Vec::new();
+                for mi in 0..tile.mt() {
+                    reads.push(load_a(
+                        eb,
+                        stage.copy_a.layout,
+                        stage.a_k_major,
+                        tile.bm,
+                        tile.bk,
+                        0,
+                        wm + mi * 16,
+                        kk,
+                    ));
+                }
+                for np in 0..tile.nt() / 2 {
+                    reads.push(load_b_pair(
+                        eb,
+                        stage.copy_b.layout,
+                        stage.b_k_major,
+                        tile.bn,
+                        tile.bk,
+                        sb,
+                        wn + np * 16,
+                        kk,
+                    ));
+                }
+                for read in &reads {
+                    match read {
+                        FragmentRead::Ldmatrix { addrs, .. } => {
+                            assert!(
+                                ldmatrix_conflict_free(addrs),
+                                "{tier:?} {layout:?} {t:?} warp {warp} kk {kk}: ldmatrix conflict"
+                            )
+                        }
+                        FragmentRead::Words { addrs } => {
+                            for r in 0..4 {
+                                let lanes: Vec<u32> = addrs.iter().map(|a| a[r]).collect();
+                                assert!(words_conflict_free(&lanes), "{tier:?} {layout:?} {t:?} warp {warp} kk {kk} reg {r}: LDS conflict");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cp_async_store_phases_are_bank_conflict_free() {
+    // A warp's 16-byte stores go out eight lanes at a time; each eight must cover eight bank groups.
+    for (tier, layout, t) in mma_configs() {
+        let tile = MmaTileModel::from_plan(&t);
+        let stage = MmaStage::new(
+            tier.input_bytes() as usize,
+            layout.a_k_major(),
+            layout.b_k_major(),
+            &tile,
+        );
+        for copy in [stage.copy_a, stage.copy_b] {
+            for i in 0..copy.per_thread() {
+                for first in (0..copy.threads).step_by(8) {
+                    let mut seen = [false; 8];
+                    for tid in first..first + 8 {
+                        let g = bank_group(
+                            (copy.chunk(i, tid, 0, 0, usize::MAX, usize::MAX).offset * CHUNK)
+                                as u32,
+                        );
+                        assert!(
+                            !std::mem::replace(&mut seen[g as usize], true),
+                            "{tier:?} {layout:?} {t:?} {copy:?} i {i} lanes {first}.."
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn epilogue_staging_is_bank_conflict_free() {
+    // float2 writes go out a half-warp at a time (16 lanes x 8 bytes: 32 distinct banks
+    // wanted); float4 reads a quarter-warp at a time (8 lanes x 16 bytes: 8 bank groups).
+    for warp_n in [32usize, 64] {
+        let row_len = warp_n + model::EPILOGUE_PAD;
+        for ni in 0..warp_n / 8 {
+            for r in [0, 2] {
+                for half in [0..16, 16..32] {
+                    let mut banks = std::collections::HashSet::new();
+                    for lane in half {
+                        let (row, col) = model::epilogue_slot(lane, ni, r);
+                        let word = row * row_len + col;
+                        assert_eq!(word % 2, 0, "float2 writes are 8-byte aligned");
+                        assert!(
+                            banks.insert(word % 32) && banks.insert((word + 1) % 32),
+                            "warp_n {warp_n} ni {ni} r {r}: write conflict"
+                        );
+                    }
+                }
+            }
+        }
+        let quads: Vec<usize> = (0..16 * warp_n / 4)
+            .map(|idx| {
+                let (row, col) = model::epilogue_quad(idx, warp_n);
+                row * row_len + col
+            })
+            .collect();
+        for (i, group) in quads.chunks(8).enumerate() {
+            let mut seen = [false; 8];
+            for &word in group {
+                assert_eq!(word % 4, 0, "float4 reads are 16-byte aligned");
+                assert!(
+                    !std::mem::replace(&mut seen[bank_group((word * 4) as u32) as usize], true),
+                    "warp_n {warp_n} read group {i}: conflict"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn tile_copy_loads_every_element_once_and_zero_fills_outside() {
+    for (tier, layout, t) in mma_configs() {
+        let tile = MmaTileModel::from_plan(&t);
+        let stage = MmaStage::new(
+            tier.input_bytes() as usize,
+            layout.a_k_major(),
+            layout.b_k_major(),
+            &tile,
+        );
+        for copy in [stage.copy_a, stage.copy_b] {
+            let epc = copy.elems_per_chunk();
+            // A window hanging over the matrix edge in both directions (a tail tile).
+            let (row0, col0) = (copy.rows * 3, copy.cols * 5);
+            for (rows_total, cols_total) in [
+                (usize::MAX, usize::MAX),
+                (row0 + 5, col0 + 3),
+                (row0, col0 + copy.cols - 1),
+                (row0 + 1, col0 + 1),
+            ] {
+                let mut loads = std::collections::HashMap::new();
+                for tid in 0..copy.threads {
+                    for i in 0..copy.per_thread() {
+                        let c = copy.chunk(i, tid, row0, col0, rows_total, cols_total);
+                        assert!(c.valid <= epc);
+                        for e in 0..c.valid {
+                            *loads.entry((c.grow, c.gcol + e)).or_insert(0u32) += 1;
+                        }
+                        // Everything past `valid` is outside the matrix (and zero-filled).
+                        for e in c.valid..epc {
+                            assert!(
+                                c.grow >= rows_total || c.gcol + e >= cols_total,
+                                "in-range element dropped"
+                            );
+                        }
+                    }
+                }
+                let want = copy.rows.min(rows_total.saturating_sub(row0))
+                    * copy.cols.min(cols_total.saturating_sub(col0));
+                assert_eq!(
+                    loads.len(),
+                    want,
+                    "{tier:?} {layout:?} {copy:?} ({rows_total}, {cols_total})"
+                );
+                assert!(loads.values().all(|&n| n == 1), "an element loaded twice");
+            }
+        }
+    }
+}
+
+#[test]
+fn stage_ring_waits_cover_the_tile_and_refills_only_consumed_stages() {
+    // The group accounting of gemm_mma's main loop: the prologue commits stages - 1 groups,
+    // each iteration waits until at most stages - 2 are pending, then commits one more.
+    for stages in 2..=5usize {
+        for ktiles in 0..=13usize {
+            let mut group_tile: Vec<Option<usize>> = Vec::new();
+            let mut stage_tile: Vec<Option<usize>> = vec![None; stages];
+            let mut consumed = vec![false; ktiles];
+            for s in 0..stages - 1 {
+                group_tile.push((s < ktiles).then_some(s));
+                if s < ktiles {
+                    stage_tile[s] = Some(s);
+                }
+            }
+            let (mut read_stage, mut write_stage) = (0, stages - 1);
+            for kt in 0..ktiles {
+                let complete = group_tile.len() - (stages - 2); // groups [0, complete) are done
+                let landed = group_tile[..complete].iter().flatten().any(|&t| t == kt);
+                assert!(
+                    landed,
+                    "stages {stages} ktiles {ktiles}: tile {kt} read before its group completed"
+                );
+                assert_eq!(stage_tile[read_stage], Some(kt));
+                let next = kt + stages - 1;
+                if next < ktiles {
+                    if let Some(old) = stage_tile[write_stage] {
+                        assert!(
+                            consumed[old],
+                            "stage {write_stage} refilled while tile {old} is unread"
+                        );
+                    }
+                    stage_tile[write_stage] = Some(next);
+                }
+                group_tile.push((next < ktiles).then_some(next));
+                consumed[kt] = true;
+                read_stage = (read_stage + 1) % stages;
+                write_stage = (write_stage + 1) % stages;
+            }
+            assert!(consumed.iter().all(|&c| c));
+        }
+    }
+}
+
+#[test]
+fn raster_visits_every_tile_once() {
+    for (tiles_m, tiles_n) in [
+        (1, 1),
+        (1, 7),
+        (7, 1),
+        (8, 8),
+        (9, 5),
+        (17, 3),
+        (33, 64),
+        (3, 100),
+    ] {
+        let mut seen = vec![false; tiles_m * tiles_n];
+        for bid in 0..tiles_m * tiles_n {
+            let (m, n) = raster_grouped(bid, tiles_m, tiles_n, plan::RASTER_GROUP as usize);
+            assert!(m < tiles_m && n < tiles_n);
+            assert!(
+                !std::mem::replace(&mut seen[m * tiles_n + n], true),
+                "({m}, {n}) twice"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------- fragment semantics
+
+#[test]
+fn ldmatrix_model_follows_the_ptx_fragment_layout() {
+    // Element (r, c) of an 8x8 matrix holds 8 r + c; lane 4g + t must get (g, 2t), (g, 2t+1)
+    // without .trans and (2t, g), (2t+1, g) with it.
+    let mut smem = vec![0u8; 4 * 128];
+    for j in 0..4 {
+        for r in 0..8 {
+            for c in 0..8 {
+                let at = j * 128 + r * 16 + c * 2;
+                smem[at..at + 2].copy_from_slice(&((100 * j + 8 * r + c) as u16).to_le_bytes());
+            }
+        }
+    }
+    let addrs: [u32; 32] = std::array::from_fn(|l| (128 * (l / 8) + 16 * (l % 8)) as u32);
+    for trans in [false, true] {
+        let regs = model::ldmatrix_x4(&smem, &addrs, trans);
+        for (l, lane) in regs.iter().enumerate() {
+            let (g, t) = (l / 4, l % 4);
+            for (j, &reg) in lane.iter().enumerate() {
+                let (lo, hi) = if trans {
+                    (8 * (2 * t) + g, 8 * (2 * t + 1) + g)
+                } else {
+                    (8 * g + 2 * t, 8 * g + 2 * t + 1)
+                };
+                assert_eq!(
+                    reg,
+                    (100 * j + lo) as u32 | ((100 * j + hi) as u32) << 16,
+                    "lane {l} reg {j} trans {trans}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn byte_perm_pairs_rows_per_column() {
+    // r0 = (col0, col1) of k row 0, r1 = the same columns of k row 1.
+    let (r0, r1) = (0x2222_1111u32, 0x4444_3333u32);
+    assert_eq!(
+        byte_perm(r0, r1, 0x5410),
+        0x3333_1111,
+        "column 0: k0 low, k1 high"
+    );
+    assert_eq!(byte_perm(r0, r1, 0x7632), 0x4444_2222, "column 1");
+}
+
+// ---------------------------------------------------------------- whole-CTA emulation
+
+fn encode(kind: MmaKind, v: i32) -> u32 {
+    match kind {
+        MmaKind::Bf16 => u32::from(half::bf16::from_f32(v as f32).to_bits()),
+        MmaKind::Fp16 => u32::from(half::f16::from_f32(v as f32).to_bits()),
+        MmaKind::Tf32 => (v as f32).to_bits(),
+    }
+}
+
+/// A problem with small-integer entries (exact in every tier) and padded leading dimensions;
+/// padding holds a value that would show up in the result if it were ever read.
+fn int_problem(
+    kind: MmaKind,
+    layout: Layout,
+    m: usize,
+    n: usize,
+    k: usize,
+    seed: u64,
+) -> EmuProblem {
+    let mut rng = Rng::new(seed);
+    let eb = kind.elem_bytes();
+    let pad = encode(kind, 1000);
+    let (ar, ac) = if layout.a_k_major() { (m, k) } else { (k, m) };
+    let (br, bc) = if layout.b_k_major() { (n, k) } else { (k, n) };
+    let mut gen = |rows: usize, cols: usize| {
+        let vals: Vec<i32> = (0..rows * cols).map(|_| rng.small_int(4)).collect();
+        Stored::from_fn(eb, rows, cols, cols + 8 / eb * 3, pad, |r, c| {
+            encode(kind, vals[r * cols + c])
+        })
+    };
+    let a = gen(ar, ac);
+    let b = gen(br, bc);
+    EmuProblem {
+        kind,
+        layout,
+        m,
+        n,
+        k,
+        a,
+        b,
+    }
+}
+
+fn check_mma(tier: Tier, layout: Layout) {
+    for s in plan::schedules(tier, layout) {
+        let Schedule::Mma(t) = s else { continue };
+        let tile = MmaTileModel::from_plan(&t);
+        // A shape with M, N and K tails beyond one tile, and the M = 1 corner.
+        for (i, (m, n, k)) in [
+            (tile.bm + 9, tile.bn + 17, 2 * tile.bk + 5),
+            (1, 24, 3 * tile.bk - 1),
+            (tile.bm - 3, 8, 7),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let p = int_problem(kind_of(tier), layout, m, n, k, 17 + i as u64);
+            let got = emulate_mma(&p, &tile);
+            let want = p.reference();
+            assert_eq!(got, want, "{tier:?} {layout:?} {t:?} m {m} n {n} k {k}");
+        }
+    }
+}
+
+#[test]
+fn mma_bf16_nn_emulation_matches_reference() {
+    check_mma(Tier::Bf16, Layout::NN);
+}
+
+#[test]
+fn mma_bf16_tn_emulation_matches_reference() {
+    check_mma(Tier::Bf16, Layout::TN);
+}
+
+#[test]
+fn mma_bf16_nt_emulation_matches_reference() {
+    check_mma(Tier::Bf16, Layout::NT);
+}
+
+#[test]
+fn mma_fp16_emulation_matches_reference() {
+    // The fp16 kernels share every index with bf16; one tile per layout checks the decoder.
+    for layout in Layout::ALL {
+        let tile = MmaTileModel::from_plan(&plan::TILE_SMALL);
+        let p = int_problem(MmaKind::Fp16, layout, 70, 75, 130, 5);
+        assert_eq!(emulate_mma(&p, &tile), p.reference(), "{layout:?}");
+    }
+}
+
+#[test]
+fn mma_tf32_emulation_matches_reference() {
+    for layout in Layout::ALL {
+        check_mma(Tier::Tf32, layout);
+    }
+}
+
+#[test]
+fn decode_emulation_matches_reference() {
+    let unroll = decode_unroll_from_cuda();
+    for layout in [Layout::NT, Layout::NN] {
+        for warps in [plan::DECODE_W8.warps, plan::DECODE_W16.warps] {
+            for (i, (m, n, k)) in [
+                (1, 64, 32),
+                (16, 96, 8 * 37),
+                (5, 36, 1024 + 40),
+                (9, 100, 72),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let n = if layout == Layout::NN { n / 4 * 4 } else { n };
+                let p = int_problem(MmaKind::Bf16, layout, m, n, k, 40 + i as u64);
+                let got = emulate_decode(&p, warps as usize, unroll);
+                assert_eq!(
+                    got,
+                    p.reference(),
+                    "{layout:?} warps {warps} m {m} n {n} k {k}"
+                );
+            }
+        }
+    }
+}
+
+fn f32_problem(
+    layout: Layout,
+    m: usize,
+    n: usize,
+    k: usize,
+    seed: u64,
+) -> (Stored, Stored, Vec<f32>, Vec<f32>, usize, usize) {
+    let mut rng = Rng::new(seed);
+    let (ar, ac) = if layout.a_k_major() { (m, k) } else { (k, m) };
+    let (br, bc) = if layout.b_k_major() { (n, k) } else { (k, n) };
+    let (lda, ldb) = (ac + 3, bc + 1);
+    let av: Vec<f32> = (0..ar * lda).map(|_| rng.unit()).collect();
+    let bv: Vec<f32> = (0..br * ldb).map(|_| rng.unit()).collect();
+    let a = Stored::from_fn(4, ar, ac, lda, f32::NAN.to_bits(), |r, c| {
+        av[r * lda + c].to_bits()
+    });
+    let b = Stored::from_fn(4, br, bc, ldb, f32::NAN.to_bits(), |r, c| {
+        bv[r * ldb + c].to_bits()
+    });
+    (a, b, av, bv, lda, ldb)
+}
+
+#[test]
+fn pedantic_emulation_is_bit_exact_for_both_tiles() {
+    for layout in Layout::ALL {
+        for (m, n, k) in [(1, 1, 1), (131, 70, 37), (64, 129, 16), (7, 200, 3)] {
+            let (a, b, av, bv, lda, ldb) = f32_problem(layout, m, n, k, (m * n + k) as u64);
+            let want = pedantic_f32(layout, m, n, k, &av, lda, &bv, ldb);
+            for t in [plan::TILE_FMA_LARGE, plan::TILE_FMA_SMALL] {
+                let got = emulate_pedantic(layout, m, n, k, &a, &b, &t);
+                let same = got
+                    .iter()
+                    .zip(&want)
+                    .all(|(g, w)| g.to_bits() == w.to_bits());
+                assert!(same, "{layout:?} {t:?} m {m} n {n} k {k}: not bit-identical to the ascending fmaf chain");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- selector
+
+fn problem(tier: Tier, layout: Layout, m: u32, n: u32, k: u32) -> Problem {
+    let (lda, ldb) = (
+        if layout.a_k_major() { k } else { m },
+        if layout.b_k_major() { k } else { n },
+    );
+    Problem {
+        tier,
+        layout,
+        m,
+        n,
+        k,
+        lda,
+        ldb,
+        ldc: n,
+        out_bytes: tier.input_bytes(),
+        a_addr: 0,
+        b_addr: 1 << 20,
+        c_addr: 2 << 20,
+    }
+}
+
+fn picked(tier: Tier, layout: Layout, m: u32, n: u32, k: u32) -> Plan {
+    plan::plan(&problem(tier, layout, m, n, k), &H200, None, false).expect("a plan")
+}
+
+#[test]
+fn selector_picks_per_shape() {
+    let mma = |p: &Plan| match p.schedule {
+        Schedule::Mma(t) => (t.bm, t.bn),
+        other => panic!("expected a tensor-core tile, got {other:?}"),
+    };
+    for tier in [Tier::Bf16, Tier::Fp16] {
+        for layout in Layout::ALL {
+            assert_eq!(mma(&picked(tier, layout, 8192, 8192, 8192)), (128, 256));
+            assert_eq!(mma(&picked(tier, layout, 4096, 4096, 4096)), (128, 256));
+            assert_eq!(mma(&picked(tier, layout, 4096, 14336, 4096)), (128, 256));
+            assert_eq!(mma(&picked(tier, layout, 4096, 4096, 14336)), (128, 256));
+            // 2048^2 gives 128 large tiles, less than a wave on 132 SMs.
+            assert_eq!(mma(&picked(tier, layout, 2048, 2048, 2048)), (128, 128));
+            assert_eq!(mma(&picked(tier, layout, 128, 4096, 4096)), (64, 64));
+            assert_eq!(mma(&picked(tier, layout, 64, 8192, 8192)), (64, 64));
+        }
+        for layout in [Layout::NN, Layout::NT] {
+            for m in [1, 8, 16] {
+                assert_eq!(
+                    picked(tier, layout, m, 4096, 4096).schedule,
+                    Schedule::Decode(plan::DECODE_W16),
+                    "{m}"
+                );
+                assert_eq!(
+                    picked(tier, layout, m, 8192, 8192).schedule,
+                    Schedule::Decode(plan::DECODE_W8),
+                    "{m}"
+                );
+            }
+        }
+        // TN has no decode kernel: A would be read as [K][M].
+        assert!(matches!(
+            picked(tier, Layout::TN, 1, 4096, 4096).schedule,
+            Schedule::Mma(_)
+        ));
+        assert!(matches!(
+            picked(tier, Layout::NT, 17, 4096, 4096).schedule,
+            Schedule::Mma(_)
+        ));
+    }
+    assert_eq!(
+        picked(Tier::Tf32, Layout::NN, 4096, 4096, 4096).schedule,
+        Schedule::Mma(plan::TILE_TF32_LARGE)
+    );
+    assert_eq!(
+        picked(Tier::Tf32, Layout::NN, 512, 512, 512).schedule,
+        Schedule::Mma(plan::TILE_TF32_SMALL)
+    );
+    assert_eq!(
+        picked(Tier::F32Pedantic, Layout::TN, 4096, 4096, 4096).schedule,
+        Schedule::Fma(plan::TILE_FMA_LARGE)
+    );
+    assert_eq!(
+        picked(Tier::F32Pedantic, Layout::TN, 100, 100, 4096).schedule,
+        Schedule::Fma(plan::TILE_FMA_SMALL)
+    );
+}
+
+#[test]
+fn decode_needs_alignment_whole_chunks_and_small_m() {
+    let base = problem(Tier::Bf16, Layout::NT, 4, 4096, 4096);
+    assert!(base.decode_eligible());
+    for (what, p) in [
+        ("M > 16", Problem { m: 17, ..base }),
+        (
+            "K % 8",
+            Problem {
+                k: 4095,
+                lda: 4095,
+                ldb: 4095,
+                ..base
+            },
+        ),
+        ("A misaligned", Problem { a_addr: 8, ..base }),
+        ("lda not whole chunks", Problem { lda: 4100, ..base }),
+        ("B misaligned", Problem { b_addr: 2, ..base }),
+        (
+            "NN with N % 4",
+            Problem {
+                layout: Layout::NN,
+                n: 4094,
+                ldb: 4094,
+                ..base
+            },
+        ),
+        (
+            "TN",
+            Problem {
+                layout: Layout::TN,
+                lda: 4,
+                ..base
+            },
+        ),
+        (
+            "tf32",
+            Problem {
+                tier: Tier::Tf32,
+                out_bytes: 4,
+                ..base
+            },
+        ),
+    ] {
+        assert!(!p.decode_eligible(), "{what}");
+        assert!(
+            !matches!(plan::select(&p, &H200), Schedule::Decode(_)),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn plan_flags_and_geometry() {
+    let p = Problem {
+        out_bytes: 4,
+        ..problem(Tier::Bf16, Layout::NN, 300, 512, 64)
+    };
+    let pl = plan::plan(&p, &H200, None, true).unwrap();
+    assert_eq!(
+        pl.flags,
+        plan::flags::BIAS
+            | plan::flags::OUT_F32
+            | plan::flags::VEC_A
+            | plan::flags::VEC_B
+            | plan::flags::VEC_C
+    );
+    let Schedule::Mma(t) = pl.schedule else {
+        panic!()
+    };
+    assert_eq!(pl.grid, 300u32.div_ceil(t.bm) * 512u32.div_ceil(t.bn));
+    assert_eq!(pl.block, t.threads());
+    assert_eq!(pl.dynamic_smem_bytes, t.smem_bytes(Tier::Bf16, Layout::NN));
+    assert_eq!(pl.entry, format!("gemm_bf16_nn_{}x{}", t.bm, t.bn));
+    // Odd leading dimensions and offsets switch vector access off, operand by operand.
+    let odd = Problem {
+        lda: 65,
+        ldc: 513,
+        c_addr: 2,
+        ..p
+    };
+    let f = plan::plan(&odd, &H200, None, false).unwrap().flags;
+    assert_eq!(f, plan::flags::OUT_F32 | plan::flags::VEC_B);
+    assert!(
+        pl.stamp_fields().contains("tile=\"mma "),
+        "{}",
+        pl.stamp_fields()
+    );
+}
+
+#[test]
+fn plan_rejects_bad_problems() {
+    let p = problem(Tier::Bf16, Layout::NN, 64, 64, 64);
+    assert_eq!(
+        plan::plan(&Problem { lda: 63, ..p }, &H200, None, false),
+        Err(PlanError::LeadingDimension {
+            what: "lda",
+            ld: 63,
+            min: 64
+        })
+    );
+    assert_eq!(
+        plan::plan(&Problem { ldc: 0, n: 0, ..p }, &H200, None, false),
+        Err(PlanError::LeadingDimension {
+            what: "ldc",
+            ld: 0,
+            min: 1
+        })
+    );
+    assert!(matches!(
+        plan::plan(
+            &Problem {
+                m: plan::MAX_DIM + 1,
+                ..p
+            },
+            &H200,
+            None,
+            false
+        ),
+        Err(PlanError::TooLarge { what: "M", .. })
+    ));
+    assert!(matches!(
+        plan::plan(
+            &Problem {
+                out_bytes: 2,
+                tier: Tier::Tf32,
+                ..p
+            },
+            &H200,
+            None,
+            false
+        ),
+        Err(PlanError::Output { .. })
+    ));
+    let decode_on_tn = plan::plan(
+        &Problem {
+            layout: Layout::TN,
+            ..p
+        },
+        &H200,
+        Some(Schedule::Decode(plan::DECODE_W8)),
+        false,
+    );
+    assert!(
+        matches!(decode_on_tn, Err(PlanError::Schedule { .. })),
+        "{decode_on_tn:?}"
+    );
+    let big = plan::plan(
+        &problem(Tier::Bf16, Layout::NN, 4096, 4096, 64),
+        &DeviceFacts {
+            sm_count: 132,
+            max_smem_per_block_optin: 48 * 1024,
+        },
+        Some(Schedule::Mma(plan::TILE_LARGE)),
+        false,
+    );
+    assert!(matches!(big, Err(PlanError::Schedule { .. })), "{big:?}");
+    let e = plan::plan(&Problem { lda: 63, ..p }, &H200, None, false).unwrap_err();
+    assert!(e.to_string().contains("lda = 63"), "{e}");
+}
+
+#[test]
+fn selector_respects_a_small_shared_memory_limit() {
+    // sm_89 / sm_86 allow 99 KiB per block: every selected tile must fit.
+    let small = DeviceFacts {
+        sm_count: 128,
+        max_smem_per_block_optin: 101_376,
+    };
+    for tier in Tier::ALL {
+        for layout in Layout::ALL {
+            for (m, n, k) in [(8192, 8192, 8192), (2048, 2048, 2048), (100, 100, 100)] {
+                let pl = plan::plan(&problem(tier, layout, m, n, k), &small, None, false).unwrap();
+                assert!(
+                    pl.dynamic_smem_bytes <= small.max_smem_per_block_optin,
+                    "{tier:?} {layout:?} {pl:?}"
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- agreement with cuda/
+
+fn cuda_file(rel: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("cuda")
+        .join(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// The numbers inside `Name<...>` on the line `using Alias = Name<...>;` of tiles.cuh.
+fn template_args(text: &str, alias: &str) -> Vec<u32> {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("using {alias} =")))
+        .unwrap_or_else(|| panic!("no `using {alias}` in tiles.cuh"));
+    let inner = &line[line.find('<').expect("<") + 1..line.find('>').expect(">")];
+    inner
+        .split(',')
+        .map(|v| v.trim().parse().expect("a number"))
+        .collect()
+}
+
+fn decode_unroll_from_cuda() -> usize {
+    let text = cuda_file("include/cubins/gemm/tiles.cuh");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("#define CUBINS_GEMM_DECODE_UNROLL"))
+        .expect("the unroll macro");
+    line.split_whitespace().last().unwrap().parse().unwrap()
+}
+
+#[test]
+fn planner_tiles_match_the_cuda_instantiations() {
+    let text = cuda_file("include/cubins/gemm/tiles.cuh");
+    let mma = |t: &plan::MmaTile| {
+        vec![
+            t.bm,
+            t.bn,
+            t.bk,
+            t.warps_m,
+            t.warps_n,
+            t.stages,
+            t.min_blocks,
+        ]
+    };
+    let fma = |t: &plan::FmaTile| vec![t.bm, t.bn, t.bk, t.tm, t.tn, t.min_blocks];
+    assert_eq!(template_args(&text, "TileLarge"), mma(&plan::TILE_LARGE));
+    assert_eq!(template_args(&text, "TileMedium"), mma(&plan::TILE_MEDIUM));
+    assert_eq!(template_args(&text, "TileSmall"), mma(&plan::TILE_SMALL));
+    assert_eq!(
+        template_args(&text, "TileTf32Large"),
+        mma(&plan::TILE_TF32_LARGE)
+    );
+    assert_eq!(
+        template_args(&text, "TileTf32Small"),
+        mma(&plan::TILE_TF32_SMALL)
+    );
+    assert_eq!(
+        template_args(&text, "TileFmaLarge"),
+        fma(&plan::TILE_FMA_LARGE)
+    );
+    assert_eq!(
+        template_args(&text, "TileFmaSmall"),
+        fma(&plan::TILE_FMA_SMALL)
+    );
+}
+
+/// First arguments of the `CUBINS_GEMM_*_ENTRY(` lines of a kernel source; names written as
+/// `CUBINS_GEMM_NAME(suffix)` get `name_prefix` (what the including .cu defines the macro to).
+fn entry_names(text: &str, name_prefix: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with("CUBINS_GEMM_") && l.contains("_ENTRY("))
+        .map(|l| {
+            let args = &l[l.find("_ENTRY(").unwrap() + "_ENTRY(".len()..];
+            match args.strip_prefix("CUBINS_GEMM_NAME(") {
+                Some(rest) => format!("{name_prefix}{}", &rest[..rest.find(')').unwrap()]),
+                None => args[..args.find(',').unwrap()].to_string(),
+            }
+        })
+        .collect()
+}
+
+/// Every entry point the planner can name, as (name, threads, dynamic smem, min blocks).
+fn planned_entries() -> Vec<(String, u32, u32, u32)> {
+    let mut v = Vec::new();
+    for tier in Tier::ALL {
+        for layout in Layout::ALL {
+            for s in plan::schedules(tier, layout) {
+                let smem = if let Schedule::Mma(t) = s {
+                    t.smem_bytes(tier, layout)
+                } else {
+                    0
+                };
+                v.push((
+                    plan::entry_name(tier, layout, &s),
+                    s.threads(),
+                    smem,
+                    s.min_blocks(),
+                ));
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn every_planned_entry_is_instantiated_and_declared() {
+    let manifest = cubins_inspect::manifest::Manifest::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/kernels.toml"),
+    )
+    .expect("kernels.toml");
+    let mut instantiated = Vec::new();
+    for prefix in ["gemm_bf16_", "gemm_fp16_"] {
+        instantiated.extend(entry_names(
+            &cuda_file("include/cubins/gemm/entries_16bit.inc"),
+            prefix,
+        ));
+    }
+    instantiated.extend(entry_names(&cuda_file("gemm_tf32.cu"), ""));
+    instantiated.extend(entry_names(&cuda_file("gemm_f32_pedantic.cu"), ""));
+    let planned = planned_entries();
+    for (name, threads, smem, min_blocks) in &planned {
+        assert!(
+            instantiated.contains(name),
+            "{name} has no ENTRY line under cuda/"
+        );
+        let entry = manifest
+            .kernels
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} has no [kernels.{name}] in cuda/kernels.toml"));
+        let file = name.split('_').take(2).collect::<Vec<_>>().join("_");
+        let file = if file == "gemm_f32" {
+            "gemm_f32_pedantic".to_string()
+        } else {
+            file
+        };
+        assert_eq!(entry.file, format!("{file}.cu"), "{name}");
+        assert_eq!(entry.block_sizes, vec![*threads], "{name}: block_sizes");
+        assert_eq!(
+            entry.dynamic_smem_bytes, *smem,
+            "{name}: dynamic_smem_bytes"
+        );
+        let mb = entry
+            .contract
+            .min_blocks_per_sm
+            .unwrap_or_else(|| panic!("{name}: min_blocks_per_sm"));
+        assert_eq!(
+            (mb.block_size, mb.blocks),
+            (*threads, *min_blocks),
+            "{name}: min_blocks_per_sm"
+        );
+        let c_ty = if name.starts_with("gemm_bf16") || name.starts_with("gemm_fp16") {
+            "u8"
+        } else {
+            "f32"
+        };
+        let elem = if name.starts_with("gemm_bf16") {
+            "bf16"
+        } else if name.starts_with("gemm_fp16") {
+            "f16"
+        } else {
+            "f32"
+        };
+        let want: Vec<String> = [
+            format!("a: *const {elem}"),
+            format!("b: *const {elem}"),
+            format!("c: *mut {c_ty}"),
+            "bias: *const f32".into(),
+            "m: i32".into(),
+            "n: i32".into(),
+            "k: i32".into(),
+            "lda: i32".into(),
+            "ldb: i32".into(),
+            "ldc: i32".into(),
+            "alpha: f32".into(),
+            "beta: f32".into(),
+            "flags: u32".into(),
+        ]
+        .to_vec();
+        assert_eq!(entry.params, want, "{name}: params");
+    }
+    // And nothing instantiated or declared that the planner cannot reach.
+    assert_eq!(instantiated.len(), planned.len(), "{instantiated:?}");
+    let gemm_declared = manifest
+        .kernels
+        .keys()
+        .filter(|k| k.starts_with("gemm_"))
+        .count();
+    assert_eq!(gemm_declared, planned.len());
+}
+
+#[test]
+fn flag_bits_match_params_h() {
+    let text = cuda_file("include/cubins/params.h");
+    for (name, value) in [
+        ("CUBINS_GEMM_BIAS", plan::flags::BIAS),
+        ("CUBINS_GEMM_OUT_F32", plan::flags::OUT_F32),
+        ("CUBINS_GEMM_VEC_A", plan::flags::VEC_A),
+        ("CUBINS_GEMM_VEC_B", plan::flags::VEC_B),
+        ("CUBINS_GEMM_VEC_C", plan::flags::VEC_C),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("#define {name} ")))
+            .unwrap_or_else(|| panic!("{name} missing"));
+        let v: u32 = line
+            .split_whitespace()
+            .nth(2)
+            .unwrap()
+            .trim_end_matches('u')
+            .parse()
+            .unwrap();
+        assert_eq!(v, value, "{name}");
+    }
+}
+
+#[test]
+fn index_fingerprints_match_the_cuda_static_asserts() {
+    // fingerprints.cuh static_asserts these constants when the kernels compile; the model
+    // must reproduce them, so the CUDA index functions and the model cannot drift apart.
+    let text = cuda_file("include/cubins/gemm/fingerprints.cuh");
+    let constant = |name: &str| -> u32 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("static_assert({name}() == ")))
+            .unwrap_or_else(|| panic!("no static_assert for {name}"));
+        let hex = line
+            .split("== 0x")
+            .nth(1)
+            .unwrap()
+            .split('u')
+            .next()
+            .unwrap();
+        u32::from_str_radix(hex, 16).unwrap()
+    };
+    use gemm_common::fingerprint as fp;
+    let got = [
+        ("layouts", fp::layouts()),
+        ("fragments", fp::fragments()),
+        ("copies", fp::copies()),
+        ("ownership", fp::ownership()),
+    ];
+    for (name, value) in got {
+        assert_eq!(value, constant(name), "{name}: model {value:#010x}");
+    }
+}
