@@ -3,8 +3,10 @@
 //! the host model of the kernels, whole-CTA emulations against reference GEMMs, the
 //! selector, and the agreement of the planner's tables with `cuda/`.
 
+mod common;
 mod gemm_common;
 
+use common::data::SplitMix64;
 use gemm_common::emulate::{
     byte_perm, emulate_decode, emulate_mma, emulate_pedantic, EmuProblem, Stored,
 };
@@ -12,8 +14,10 @@ use gemm_common::model::{
     self, bank_group, ldmatrix_conflict_free, load_a, load_b_pair, raster_grouped,
     words_conflict_free, FragmentRead, MmaKind, MmaStage, MmaTileModel, TileLayout, CHUNK,
 };
-use gemm_common::plan::{self, DeviceFacts, Layout, Plan, PlanError, Problem, Schedule, Tier};
-use gemm_common::reference::{pedantic_f32, Rng};
+use gemm_common::plan::{
+    self, Choice, DeviceFacts, Dtype, Layout, Plan, PlanError, Problem, Schedule, Tier,
+};
+use gemm_common::reference::pedantic_f32;
 
 const H200: DeviceFacts = DeviceFacts {
     sm_count: 132,
@@ -421,13 +425,15 @@ fn int_problem(
     k: usize,
     seed: u64,
 ) -> EmuProblem {
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let eb = kind.elem_bytes();
     let pad = encode(kind, 1000);
     let (ar, ac) = if layout.a_k_major() { (m, k) } else { (k, m) };
     let (br, bc) = if layout.b_k_major() { (n, k) } else { (k, n) };
     let mut gen = |rows: usize, cols: usize| {
-        let vals: Vec<i32> = (0..rows * cols).map(|_| rng.small_int(4)).collect();
+        let vals: Vec<i32> = (0..rows * cols)
+            .map(|_| (rng.next_u64() % 9) as i32 - 4)
+            .collect();
         Stored::from_fn(eb, rows, cols, cols + 8 / eb * 3, pad, |r, c| {
             encode(kind, vals[r * cols + c])
         })
@@ -532,12 +538,16 @@ fn f32_problem(
     k: usize,
     seed: u64,
 ) -> (Stored, Stored, Vec<f32>, Vec<f32>, usize, usize) {
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let (ar, ac) = if layout.a_k_major() { (m, k) } else { (k, m) };
     let (br, bc) = if layout.b_k_major() { (n, k) } else { (k, n) };
     let (lda, ldb) = (ac + 3, bc + 1);
-    let av: Vec<f32> = (0..ar * lda).map(|_| rng.unit()).collect();
-    let bv: Vec<f32> = (0..br * ldb).map(|_| rng.unit()).collect();
+    let av: Vec<f32> = (0..ar * lda)
+        .map(|_| rng.uniform(-1.0, 1.0) as f32)
+        .collect();
+    let bv: Vec<f32> = (0..br * ldb)
+        .map(|_| rng.uniform(-1.0, 1.0) as f32)
+        .collect();
     let a = Stored::from_fn(4, ar, ac, lda, f32::NAN.to_bits(), |r, c| {
         av[r * lda + c].to_bits()
     });
@@ -581,7 +591,7 @@ fn problem(tier: Tier, layout: Layout, m: u32, n: u32, k: u32) -> Problem {
         lda,
         ldb,
         ldc: n,
-        out_bytes: tier.input_bytes(),
+        out: tier.input(),
         a_addr: 0,
         b_addr: 1 << 20,
         c_addr: 2 << 20,
@@ -589,7 +599,13 @@ fn problem(tier: Tier, layout: Layout, m: u32, n: u32, k: u32) -> Problem {
 }
 
 fn picked(tier: Tier, layout: Layout, m: u32, n: u32, k: u32) -> Plan {
-    plan::plan(&problem(tier, layout, m, n, k), &H200, None, false).expect("a plan")
+    plan::plan(
+        &problem(tier, layout, m, n, k),
+        &H200,
+        &Choice::default(),
+        false,
+    )
+    .expect("a plan")
 }
 
 #[test]
@@ -690,7 +706,7 @@ fn decode_needs_alignment_whole_chunks_and_small_m() {
             "tf32",
             Problem {
                 tier: Tier::Tf32,
-                out_bytes: 4,
+                out: Dtype::F32,
                 ..base
             },
         ),
@@ -706,10 +722,10 @@ fn decode_needs_alignment_whole_chunks_and_small_m() {
 #[test]
 fn plan_flags_and_geometry() {
     let p = Problem {
-        out_bytes: 4,
+        out: Dtype::F32,
         ..problem(Tier::Bf16, Layout::NN, 300, 512, 64)
     };
-    let pl = plan::plan(&p, &H200, None, true).unwrap();
+    let pl = plan::plan(&p, &H200, &Choice::default(), true).unwrap();
     assert_eq!(
         pl.flags,
         plan::flags::BIAS
@@ -732,7 +748,9 @@ fn plan_flags_and_geometry() {
         c_addr: 2,
         ..p
     };
-    let f = plan::plan(&odd, &H200, None, false).unwrap().flags;
+    let f = plan::plan(&odd, &H200, &Choice::default(), false)
+        .unwrap()
+        .flags;
     assert_eq!(f, plan::flags::OUT_F32 | plan::flags::VEC_B);
     assert!(
         pl.stamp_fields().contains("tile=\"mma "),
@@ -745,7 +763,7 @@ fn plan_flags_and_geometry() {
 fn plan_rejects_bad_problems() {
     let p = problem(Tier::Bf16, Layout::NN, 64, 64, 64);
     assert_eq!(
-        plan::plan(&Problem { lda: 63, ..p }, &H200, None, false),
+        plan::plan(&Problem { lda: 63, ..p }, &H200, &Choice::default(), false),
         Err(PlanError::LeadingDimension {
             what: "lda",
             ld: 63,
@@ -753,7 +771,12 @@ fn plan_rejects_bad_problems() {
         })
     );
     assert_eq!(
-        plan::plan(&Problem { ldc: 0, n: 0, ..p }, &H200, None, false),
+        plan::plan(
+            &Problem { ldc: 0, n: 0, ..p },
+            &H200,
+            &Choice::default(),
+            false
+        ),
         Err(PlanError::LeadingDimension {
             what: "ldc",
             ld: 0,
@@ -767,7 +790,7 @@ fn plan_rejects_bad_problems() {
                 ..p
             },
             &H200,
-            None,
+            &Choice::default(),
             false
         ),
         Err(PlanError::TooLarge { what: "M", .. })
@@ -775,12 +798,12 @@ fn plan_rejects_bad_problems() {
     assert!(matches!(
         plan::plan(
             &Problem {
-                out_bytes: 2,
+                out: Dtype::Bf16,
                 tier: Tier::Tf32,
                 ..p
             },
             &H200,
-            None,
+            &Choice::default(),
             false
         ),
         Err(PlanError::Output { .. })
@@ -791,7 +814,10 @@ fn plan_rejects_bad_problems() {
             ..p
         },
         &H200,
-        Some(Schedule::Decode(plan::DECODE_W8)),
+        &Choice {
+            schedule: Some(Schedule::Decode(plan::DECODE_W8)),
+            grid: None,
+        },
         false,
     );
     assert!(
@@ -804,12 +830,55 @@ fn plan_rejects_bad_problems() {
             sm_count: 132,
             max_smem_per_block_optin: 48 * 1024,
         },
-        Some(Schedule::Mma(plan::TILE_LARGE)),
+        &Choice {
+            schedule: Some(Schedule::Mma(plan::TILE_LARGE)),
+            grid: None,
+        },
         false,
     );
     assert!(matches!(big, Err(PlanError::Schedule { .. })), "{big:?}");
-    let e = plan::plan(&Problem { lda: 63, ..p }, &H200, None, false).unwrap_err();
+    let e = plan::plan(&Problem { lda: 63, ..p }, &H200, &Choice::default(), false).unwrap_err();
     assert!(e.to_string().contains("lda = 63"), "{e}");
+}
+
+#[test]
+fn only_the_pedantic_tier_takes_a_grid() {
+    let p = problem(Tier::F32Pedantic, Layout::NN, 300, 300, 64);
+    for g in [1, 7, 1000] {
+        let pl = plan::plan(
+            &p,
+            &H200,
+            &Choice {
+                schedule: None,
+                grid: Some(g),
+            },
+            false,
+        )
+        .unwrap();
+        assert_eq!(pl.grid, g);
+    }
+    assert!(plan::plan(
+        &p,
+        &H200,
+        &Choice {
+            schedule: None,
+            grid: Some(0)
+        },
+        false
+    )
+    .is_err());
+    let t = problem(Tier::Tf32, Layout::NN, 300, 300, 64);
+    let e = plan::plan(
+        &t,
+        &H200,
+        &Choice {
+            schedule: None,
+            grid: Some(7),
+        },
+        false,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("only the pedantic tier"), "{e}");
 }
 
 #[test]
@@ -822,7 +891,13 @@ fn selector_respects_a_small_shared_memory_limit() {
     for tier in Tier::ALL {
         for layout in Layout::ALL {
             for (m, n, k) in [(8192, 8192, 8192), (2048, 2048, 2048), (100, 100, 100)] {
-                let pl = plan::plan(&problem(tier, layout, m, n, k), &small, None, false).unwrap();
+                let pl = plan::plan(
+                    &problem(tier, layout, m, n, k),
+                    &small,
+                    &Choice::default(),
+                    false,
+                )
+                .unwrap();
                 assert!(
                     pl.dynamic_smem_bytes <= small.max_smem_per_block_optin,
                     "{tier:?} {layout:?} {pl:?}"

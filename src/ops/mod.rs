@@ -5,6 +5,7 @@
 //! memory. A violation is an `Err` before anything reaches the GPU.
 
 pub mod copy;
+pub mod gemm;
 pub mod rmsnorm;
 pub mod rope;
 pub mod rows;

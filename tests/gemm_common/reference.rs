@@ -1,41 +1,6 @@
-//! References the GEMM gates compare against, deterministic inputs, and the FNV-1a digest.
+//! References the GEMM gates compare against (inputs and digests: tests/common).
 
 use super::plan::Layout;
-
-/// xorshift64* with a fixed seed per use: the same inputs on every machine.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in [-1, 1).
-    pub fn unit(&mut self) -> f32 {
-        ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-
-    /// An integer in [-r, r].
-    pub fn small_int(&mut self, r: i32) -> i32 {
-        (self.next_u64() % (2 * r as u64 + 1)) as i32 - r
-    }
-}
-
-/// FNV-1a, 64-bit, over bytes.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
 
 /// ||got - want||_F / ||want||_F over the elements.
 pub fn rel_frobenius(got: &[f64], want: &[f64]) -> f64 {

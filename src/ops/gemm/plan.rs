@@ -37,6 +37,31 @@ impl Layout {
     }
 }
 
+/// An element type of the GEMM's operands and outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    Bf16,
+    F16,
+    F32,
+}
+
+impl Dtype {
+    pub fn bytes(self) -> u32 {
+        match self {
+            Dtype::Bf16 | Dtype::F16 => 2,
+            Dtype::F32 => 4,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::Bf16 => "bf16",
+            Dtype::F16 => "f16",
+            Dtype::F32 => "f32",
+        }
+    }
+}
+
 /// A GEMM tier: input precision and the arithmetic behind it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Tier {
@@ -62,12 +87,23 @@ impl Tier {
         }
     }
 
+    /// Element type of A and B.
+    pub fn input(self) -> Dtype {
+        match self {
+            Tier::Bf16 => Dtype::Bf16,
+            Tier::Fp16 => Dtype::F16,
+            Tier::Tf32 | Tier::F32Pedantic => Dtype::F32,
+        }
+    }
+
     /// Bytes of one input element.
     pub fn input_bytes(self) -> u32 {
-        match self {
-            Tier::Bf16 | Tier::Fp16 => 2,
-            Tier::Tf32 | Tier::F32Pedantic => 4,
-        }
+        self.input().bytes()
+    }
+
+    /// Whether the tier writes `out`: its input type or f32.
+    pub fn writes(self, out: Dtype) -> bool {
+        out == self.input() || out == Dtype::F32
     }
 }
 
@@ -312,8 +348,8 @@ pub struct Problem {
     pub lda: u32,
     pub ldb: u32,
     pub ldc: u32,
-    /// Bytes of one output element (2 for bf16/fp16 output, 4 for f32).
-    pub out_bytes: u32,
+    /// Element type of C.
+    pub out: Dtype,
     /// Addresses of A, B and C (only their alignment matters here).
     pub a_addr: u64,
     pub b_addr: u64,
@@ -343,7 +379,7 @@ pub enum PlanError {
         min: u32,
     },
     /// Output precision the tier does not write.
-    Output { tier: Tier, out_bytes: u32 },
+    Output { tier: Tier, out: Dtype },
     /// A forced schedule the tier or layout has no entry point for, or the problem does not fit.
     Schedule { requested: String, reason: String },
     /// More tiles than a one-dimensional grid holds.
@@ -353,18 +389,27 @@ pub enum PlanError {
 impl fmt::Display for PlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PlanError::TooLarge { what, value } => write!(f, "{what} = {value} exceeds the GEMM limit of {MAX_DIM}"),
-            PlanError::LeadingDimension { what, ld, min } => {
-                write!(f, "{what} = {ld} is shorter than the stored row it spans ({min} elements)")
+            PlanError::TooLarge { what, value } => {
+                write!(f, "{what} = {value} exceeds the GEMM limit of {MAX_DIM}")
             }
-            PlanError::Output { tier, out_bytes } => write!(
+            PlanError::LeadingDimension { what, ld, min } => {
+                write!(
+                    f,
+                    "{what} = {ld} is shorter than the stored row it spans ({min} elements)"
+                )
+            }
+            PlanError::Output { tier, out } => write!(
                 f,
-                "the {} tier does not write {out_bytes}-byte outputs (16-bit tiers write their input type or f32; \
-                 f32 tiers write f32)",
-                tier.name()
+                "the {} tier does not write {} outputs (it writes its input type or f32)",
+                tier.name(),
+                out.name()
             ),
-            PlanError::Schedule { requested, reason } => write!(f, "schedule {requested}: {reason}"),
-            PlanError::GridTooLarge { blocks } => write!(f, "{blocks} blocks exceed a one-dimensional grid"),
+            PlanError::Schedule { requested, reason } => {
+                write!(f, "schedule {requested}: {reason}")
+            }
+            PlanError::GridTooLarge { blocks } => {
+                write!(f, "{blocks} blocks exceed a one-dimensional grid")
+            }
         }
     }
 }
@@ -439,14 +484,10 @@ impl Problem {
                 });
             }
         }
-        let ok = match self.tier {
-            Tier::Bf16 | Tier::Fp16 => self.out_bytes == 2 || self.out_bytes == 4,
-            Tier::Tf32 | Tier::F32Pedantic => self.out_bytes == 4,
-        };
-        if !ok {
+        if !self.tier.writes(self.out) {
             return Err(PlanError::Output {
                 tier: self.tier,
-                out_bytes: self.out_bytes,
+                out: self.out,
             });
         }
         Ok(())
@@ -464,7 +505,7 @@ impl Problem {
 
     /// C can be accessed four elements at a time (`CUBINS_GEMM_VEC_C`).
     pub fn vec_c(&self) -> bool {
-        let quad = 4 * u64::from(self.out_bytes);
+        let quad = 4 * u64::from(self.out.bytes());
         self.c_addr % quad == 0 && self.ldc % 4 == 0
     }
 
@@ -582,15 +623,23 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
     **tiled.last().expect("every tier has a tile that fits")
 }
 
-/// The full plan for `p`: schedule (selected, or `forced`), grid, block, shared memory, flags.
+/// What a caller may fix instead of the selector (tests, sweeps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Choice {
+    pub schedule: Option<Schedule>,
+    /// Blocks to launch; only the pedantic tier (grid-stride over tiles) takes one.
+    pub grid: Option<u32>,
+}
+
+/// The full plan for `p`: schedule (selected, or chosen), grid, block, shared memory, flags.
 pub fn plan(
     p: &Problem,
     device: &DeviceFacts,
-    forced: Option<Schedule>,
+    choice: &Choice,
     bias: bool,
 ) -> Result<Plan, PlanError> {
     p.validate()?;
-    let schedule = match forced {
+    let schedule = match choice.schedule {
         Some(s) => {
             fits(p, device, &s).map_err(|reason| PlanError::Schedule {
                 requested: entry_name(p.tier, p.layout, &s),
@@ -608,11 +657,24 @@ pub fn plan(
     if blocks > i32::MAX as u64 {
         return Err(PlanError::GridTooLarge { blocks });
     }
+    let grid = match (choice.grid, &schedule) {
+        (None, _) => blocks as u32,
+        // The FFMA kernel walks tiles with a grid-stride loop: any grid computes every tile.
+        (Some(g), Schedule::Fma(_)) if g > 0 && blocks > 0 => g,
+        (Some(g), _) => {
+            return Err(PlanError::Schedule {
+                requested: format!("{} with grid {g}", entry_name(p.tier, p.layout, &schedule)),
+                reason: "only the pedantic tier's kernels take a grid other than one block per tile, and it must be \
+                         at least 1"
+                    .into(),
+            })
+        }
+    };
     let mut f = 0;
     if bias {
         f |= flags::BIAS;
     }
-    if p.out_bytes == 4 {
+    if p.out == Dtype::F32 {
         f |= flags::OUT_F32;
     }
     if p.vec_a() {
@@ -627,7 +689,7 @@ pub fn plan(
     Ok(Plan {
         entry: entry_name(p.tier, p.layout, &schedule),
         schedule,
-        grid: blocks as u32,
+        grid,
         block: schedule.threads(),
         dynamic_smem_bytes: smem,
         flags: f,

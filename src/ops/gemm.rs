@@ -1,0 +1,391 @@
+//! GEMM (`cuda/gemm_*.cu`, docs/kernels/gemm.md): `C = alpha * op(A) op(B) + beta * C`, plus an
+//! optional f32 bias per column, on row-major storage in layouts NN, TN and NT, any M, N, K.
+//!
+//! Tiers: bf16 and fp16 inputs on tensor cores (f32 accumulation, output in the input type
+//! or f32), TF32 (f32 inputs rounded to tf32 on tensor cores), and pedantic f32 (FFMA, bits
+//! independent of tiling and launch geometry). [`plan`] picks the entry point and tile per
+//! shape and device; [`GemmLaunch::stamp`] puts that choice on the STAMP line with the route.
+
+pub mod plan;
+
+pub use plan::{Choice, Dtype, Layout, Plan, PlanError, Problem, Schedule, Tier};
+
+use super::buffer;
+use super::rows::check_disjoint;
+use crate::runtime::launchers as l;
+use crate::runtime::{Bf16, Error, Gpu, LaunchConfig, LaunchError, F16};
+use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
+use cust::stream::Stream;
+use std::fmt;
+
+/// The shape and scalars of one GEMM call (everything but the buffers).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GemmDesc {
+    pub layout: Layout,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// Leading dimensions in elements; `None` is the stored row length (tight).
+    pub lda: Option<usize>,
+    pub ldb: Option<usize>,
+    pub ldc: Option<usize>,
+    pub alpha: f32,
+    /// With `beta == 0` C is never read (it may hold NaN).
+    pub beta: f32,
+    /// A schedule (and, for the pedantic tier, a grid) to force instead of the selector's.
+    pub choice: Choice,
+}
+
+impl GemmDesc {
+    /// `C = op(A) op(B)`, tight leading dimensions, the selector's schedule.
+    pub fn new(layout: Layout, m: usize, n: usize, k: usize) -> GemmDesc {
+        GemmDesc {
+            layout,
+            m,
+            n,
+            k,
+            lda: None,
+            ldb: None,
+            ldc: None,
+            alpha: 1.0,
+            beta: 0.0,
+            choice: Choice::default(),
+        }
+    }
+
+    pub fn with_scalars(mut self, alpha: f32, beta: f32) -> GemmDesc {
+        self.alpha = alpha;
+        self.beta = beta;
+        self
+    }
+
+    pub fn with_leading_dims(mut self, lda: usize, ldb: usize, ldc: usize) -> GemmDesc {
+        self.lda = Some(lda);
+        self.ldb = Some(ldb);
+        self.ldc = Some(ldc);
+        self
+    }
+
+    pub fn with_schedule(mut self, schedule: Schedule) -> GemmDesc {
+        self.choice.schedule = Some(schedule);
+        self
+    }
+
+    /// Launch `blocks` blocks (pedantic tier only: its kernels walk tiles grid-stride).
+    pub fn with_grid(mut self, blocks: u32) -> GemmDesc {
+        self.choice.grid = Some(blocks);
+        self
+    }
+}
+
+/// What one GEMM call chose.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GemmLaunch {
+    pub problem: Problem,
+    pub plan: Plan,
+}
+
+impl GemmLaunch {
+    /// The route the runtime took for the entry point, then the tile choice and the shape:
+    /// one STAMP line.
+    pub fn stamp(&self, gpu: &Gpu) -> Result<String, Error> {
+        Ok(format!("{} {}", gpu.route(&self.plan.entry)?, self))
+    }
+}
+
+impl fmt::Display for GemmLaunch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = &self.problem;
+        write!(
+            f,
+            "gemm tier={} layout={} m={} n={} k={} lda={} ldb={} ldc={} out={} {}",
+            p.tier.name(),
+            p.layout.name(),
+            p.m,
+            p.n,
+            p.k,
+            p.lda,
+            p.ldb,
+            p.ldc,
+            p.out.name(),
+            self.plan.stamp_fields()
+        )
+    }
+}
+
+/// Output element types.
+pub trait GemmOutput: DeviceCopy {
+    const DTYPE: Dtype;
+}
+
+impl GemmOutput for Bf16 {
+    const DTYPE: Dtype = Dtype::Bf16;
+}
+
+impl GemmOutput for F16 {
+    const DTYPE: Dtype = Dtype::F16;
+}
+
+impl GemmOutput for f32 {
+    const DTYPE: Dtype = Dtype::F32;
+}
+
+/// The kernels' arguments after the checks (`CUBINS_GEMM_PARAMS`, cuda/include/cubins/gemm/args.cuh).
+#[derive(Debug, Clone, Copy)]
+pub struct KernelArgs<T: GemmInput> {
+    pub a: DevicePointer<T>,
+    pub b: DevicePointer<T>,
+    pub c: DevicePointer<T::C>,
+    pub bias: DevicePointer<f32>,
+    pub m: i32,
+    pub n: i32,
+    pub k: i32,
+    pub lda: i32,
+    pub ldb: i32,
+    pub ldc: i32,
+    pub alpha: f32,
+    pub beta: f32,
+    pub flags: u32,
+}
+
+/// Input element types: the tiers that read them and their entry points.
+pub trait GemmInput: DeviceCopy {
+    const DTYPE: Dtype;
+    /// Element type of the kernels' `c` parameter (`u8` where the output type varies).
+    type C: DeviceCopy;
+
+    /// Launches entry point `entry` of this input type.
+    ///
+    /// # Safety
+    /// `args` must describe buffers of this context that the kernel may access as the
+    /// checks in [`gemm`] establish: lengths covering every stored row, C disjoint from the
+    /// other buffers, the flag bits true of the addresses and leading dimensions.
+    unsafe fn launch(
+        gpu: &Gpu,
+        stream: &Stream,
+        config: &LaunchConfig,
+        entry: &str,
+        args: &KernelArgs<Self>,
+    ) -> Result<(), Error>;
+}
+
+macro_rules! gemm_input {
+    ($t:ty, $dtype:expr, $c:ty, { $($entry:literal => $launcher:ident),* $(,)? }) => {
+        impl GemmInput for $t {
+            const DTYPE: Dtype = $dtype;
+            type C = $c;
+
+            unsafe fn launch(
+                gpu: &Gpu,
+                stream: &Stream,
+                config: &LaunchConfig,
+                entry: &str,
+                x: &KernelArgs<Self>,
+            ) -> Result<(), Error> {
+                match entry {
+                    $($entry => gpu.kernel::<l::$launcher>()?.launch(
+                        stream, config, x.a, x.b, x.c, x.bias, x.m, x.n, x.k, x.lda, x.ldb, x.ldc, x.alpha,
+                        x.beta, x.flags,
+                    ),)*
+                    other => Err(Error::UnknownKernel {
+                        name: other.to_string(),
+                        available: vec![$($entry),*],
+                    }),
+                }
+            }
+        }
+    };
+}
+
+gemm_input!(Bf16, Dtype::Bf16, u8, {
+    "gemm_bf16_nn_128x256" => GemmBf16Nn128x256,
+    "gemm_bf16_tn_128x256" => GemmBf16Tn128x256,
+    "gemm_bf16_nt_128x256" => GemmBf16Nt128x256,
+    "gemm_bf16_nn_128x128" => GemmBf16Nn128x128,
+    "gemm_bf16_tn_128x128" => GemmBf16Tn128x128,
+    "gemm_bf16_nt_128x128" => GemmBf16Nt128x128,
+    "gemm_bf16_nn_64x64" => GemmBf16Nn64x64,
+    "gemm_bf16_tn_64x64" => GemmBf16Tn64x64,
+    "gemm_bf16_nt_64x64" => GemmBf16Nt64x64,
+    "gemm_bf16_nn_decode_w8" => GemmBf16NnDecodeW8,
+    "gemm_bf16_nt_decode_w8" => GemmBf16NtDecodeW8,
+    "gemm_bf16_nn_decode_w16" => GemmBf16NnDecodeW16,
+    "gemm_bf16_nt_decode_w16" => GemmBf16NtDecodeW16,
+});
+
+gemm_input!(F16, Dtype::F16, u8, {
+    "gemm_fp16_nn_128x256" => GemmFp16Nn128x256,
+    "gemm_fp16_tn_128x256" => GemmFp16Tn128x256,
+    "gemm_fp16_nt_128x256" => GemmFp16Nt128x256,
+    "gemm_fp16_nn_128x128" => GemmFp16Nn128x128,
+    "gemm_fp16_tn_128x128" => GemmFp16Tn128x128,
+    "gemm_fp16_nt_128x128" => GemmFp16Nt128x128,
+    "gemm_fp16_nn_64x64" => GemmFp16Nn64x64,
+    "gemm_fp16_tn_64x64" => GemmFp16Tn64x64,
+    "gemm_fp16_nt_64x64" => GemmFp16Nt64x64,
+    "gemm_fp16_nn_decode_w8" => GemmFp16NnDecodeW8,
+    "gemm_fp16_nt_decode_w8" => GemmFp16NtDecodeW8,
+    "gemm_fp16_nn_decode_w16" => GemmFp16NnDecodeW16,
+    "gemm_fp16_nt_decode_w16" => GemmFp16NtDecodeW16,
+});
+
+gemm_input!(f32, Dtype::F32, f32, {
+    "gemm_tf32_nn_128x128" => GemmTf32Nn128x128,
+    "gemm_tf32_tn_128x128" => GemmTf32Tn128x128,
+    "gemm_tf32_nt_128x128" => GemmTf32Nt128x128,
+    "gemm_tf32_nn_64x64" => GemmTf32Nn64x64,
+    "gemm_tf32_tn_64x64" => GemmTf32Tn64x64,
+    "gemm_tf32_nt_64x64" => GemmTf32Nt64x64,
+    "gemm_f32_pedantic_nn_128x128" => GemmF32PedanticNn128x128,
+    "gemm_f32_pedantic_tn_128x128" => GemmF32PedanticTn128x128,
+    "gemm_f32_pedantic_nt_128x128" => GemmF32PedanticNt128x128,
+    "gemm_f32_pedantic_nn_64x64" => GemmF32PedanticNn64x64,
+    "gemm_f32_pedantic_tn_64x64" => GemmF32PedanticTn64x64,
+    "gemm_f32_pedantic_nt_64x64" => GemmF32PedanticNt64x64,
+});
+
+/// A problem the planner refused, as the runtime's launch error (naming the rule).
+fn plan_error(e: &PlanError) -> Error {
+    let requirement = match e {
+        PlanError::TooLarge { .. } => "M, N, K and leading dimensions of at most 2^30",
+        PlanError::LeadingDimension { .. } => {
+            "leading dimensions at least as long as the stored rows (and at least 1)"
+        }
+        PlanError::Output { .. } => "an output of the input type or f32 (f32 tiers write f32)",
+        PlanError::Schedule { .. } => {
+            "a forced schedule that the tier has for this layout and that fits the problem and device"
+        }
+        PlanError::GridTooLarge { .. } => "at most 2^31 - 1 output tiles",
+    };
+    LaunchError::Geometry {
+        kernel: "gemm",
+        requirement,
+        config: LaunchConfig::linear(0, 0),
+    }
+    .into()
+}
+
+fn dim(v: usize) -> Result<u32, Error> {
+    u32::try_from(v).map_err(|_| {
+        plan_error(&PlanError::TooLarge {
+            what: "dimension",
+            value: u32::MAX,
+        })
+    })
+}
+
+/// The checked problem and plan for `desc` on these buffers, without launching.
+pub fn gemm_plan<T: GemmInput, O: GemmOutput>(
+    gpu: &Gpu,
+    tier: Tier,
+    desc: &GemmDesc,
+    a: &DeviceSlice<T>,
+    b: &DeviceSlice<T>,
+    c: &DeviceSlice<O>,
+    bias: Option<&DeviceSlice<f32>>,
+) -> Result<GemmLaunch, Error> {
+    if tier.input() != T::DTYPE {
+        return Err(LaunchError::Geometry {
+            kernel: "gemm",
+            requirement:
+                "inputs of the tier's type (bf16: Bf16, fp16: F16, tf32 and f32_pedantic: f32)",
+            config: LaunchConfig::linear(0, 0),
+        }
+        .into());
+    }
+    let tight_a = if desc.layout.a_k_major() {
+        desc.k
+    } else {
+        desc.m
+    };
+    let tight_b = if desc.layout.b_k_major() {
+        desc.k
+    } else {
+        desc.n
+    };
+    let problem = Problem {
+        tier,
+        layout: desc.layout,
+        m: dim(desc.m)?,
+        n: dim(desc.n)?,
+        k: dim(desc.k)?,
+        lda: dim(desc.lda.unwrap_or(tight_a.max(1)))?,
+        ldb: dim(desc.ldb.unwrap_or(tight_b.max(1)))?,
+        ldc: dim(desc.ldc.unwrap_or(desc.n.max(1)))?,
+        out: O::DTYPE,
+        a_addr: a.as_device_ptr().as_raw(),
+        b_addr: b.as_device_ptr().as_raw(),
+        c_addr: c.as_device_ptr().as_raw(),
+    };
+    let device = plan::DeviceFacts {
+        sm_count: gpu.device().sm_count,
+        max_smem_per_block_optin: gpu.device().limits.max_smem_per_block_optin,
+    };
+    let plan =
+        plan::plan(&problem, &device, &desc.choice, bias.is_some()).map_err(|e| plan_error(&e))?;
+
+    let (a_elems, b_elems, c_elems) = problem.spans();
+    let (ab, bb, cb) = (buffer("a", a), buffer("b", b), buffer("c", c));
+    ab.at_least(a_elems * u64::from(T::DTYPE.bytes()))?;
+    bb.at_least(b_elems * u64::from(T::DTYPE.bytes()))?;
+    cb.at_least(c_elems * u64::from(O::DTYPE.bytes()))?;
+    let mut inputs = vec![ab, bb];
+    if let Some(bias) = bias {
+        let biasb = buffer("bias", bias);
+        biasb.at_least(u64::from(problem.n) * 4)?;
+        inputs.push(biasb);
+    }
+    // Only the part of C the kernel touches must be disjoint from the inputs.
+    let touched_c = crate::runtime::BufferArg {
+        bytes: c_elems * u64::from(O::DTYPE.bytes()),
+        ..cb
+    };
+    check_disjoint(&[touched_c], &inputs)?;
+    Ok(GemmLaunch { problem, plan })
+}
+
+/// `C = alpha * op(A) op(B) + beta * C (+ bias)` on `stream` with tier `tier`.
+///
+/// A, B (and C) are row-major with the leading dimensions of `desc`; A and B must hold
+/// `tier`'s input type, C the input type or f32 (f32 tiers: f32), `bias` N floats. Every
+/// shape and alignment is accepted (vector access is used where addresses allow it); buffers
+/// too short, C overlapping an input, or a forced schedule that does not apply are an `Err`.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm<T: GemmInput, O: GemmOutput>(
+    gpu: &Gpu,
+    stream: &Stream,
+    tier: Tier,
+    desc: &GemmDesc,
+    a: &DeviceSlice<T>,
+    b: &DeviceSlice<T>,
+    c: &mut DeviceSlice<O>,
+    bias: Option<&DeviceSlice<f32>>,
+) -> Result<GemmLaunch, Error> {
+    let launch = gemm_plan(gpu, tier, desc, a, b, c, bias)?;
+    let (p, pl) = (&launch.problem, &launch.plan);
+    if pl.grid == 0 {
+        return Ok(launch); // M == 0 or N == 0: nothing to write
+    }
+    let args = KernelArgs::<T> {
+        a: a.as_device_ptr(),
+        b: b.as_device_ptr(),
+        c: c.as_device_ptr().cast(),
+        bias: bias.map_or(DevicePointer::null(), |s| s.as_device_ptr()),
+        m: p.m as i32,
+        n: p.n as i32,
+        k: p.k as i32,
+        lda: p.lda as i32,
+        ldb: p.ldb as i32,
+        ldc: p.ldc as i32,
+        alpha: desc.alpha,
+        beta: desc.beta,
+        flags: pl.flags,
+    };
+    let config = LaunchConfig::linear(pl.grid, pl.block).with_dynamic_smem(pl.dynamic_smem_bytes);
+    // SAFETY: gemm_plan checked that A, B, C and bias cover every element the kernel
+    // indexes (spans from the leading dimensions), that the touched part of C overlaps no
+    // input, and computed the vector-access flags from these exact addresses and leading
+    // dimensions; dimensions fit the kernels' i32 arithmetic (at most 2^30).
+    unsafe { T::launch(gpu, stream, &config, &pl.entry, &args)? };
+    Ok(launch)
+}
