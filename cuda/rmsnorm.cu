@@ -27,14 +27,14 @@ using namespace cubins;
 
 // Forward: up to 1024 threads per row at <= 64 registers (1024 threads per SM), with
 // up to 8 body chunks per thread kept in registers: a resident tile is 1024 x 8 chunks
-// (64 Ki bf16 columns); the residual add holds x and the residual in flight together, so
-// it keeps half. Backward: x and dy stay resident and the dw terms go through shared
+// (64 Ki bf16 columns). The residual add loads x and the residual of 2 chunks at a time. Backward: x and dy stay resident and the dw terms go through shared
 // memory; at 1024 threads its register need does not fit 64 without spills, so it takes
 // up to 512 threads (128 registers) and a resident tile of 512 x 4 chunks (16 Ki bf16).
 constexpr int kMaxThreads = 1024;
 constexpr int kBwdMaxThreads = 512;
 constexpr int kFwdChunks = 8;
-constexpr int kResidualChunks = 4;
+constexpr int kResidualChunks = 8;
+constexpr int kResidualGroup = 2;
 constexpr int kBwdChunks = 4;
 // Chunks per thread per tile on the streamed walk (fewer loads in flight, no residency).
 constexpr int kStreamChunks = 2;
@@ -63,29 +63,36 @@ struct FwdRow {
 template <class T, bool kResidual, int kChunks, bool kKeep>
 __device__ __forceinline__ float fwd_pass1(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, Chunk (&h)[kChunks]) {
   constexpr int kVec = Storage<T>::kVec;
+  // The residual add has two loads per chunk: its chunks go in groups of kResidualGroup,
+  // so the group in flight and the resident chunks before it fit the registers together.
+  constexpr int kGroup = kResidual ? kResidualGroup : kChunks;
   float ss = 0.0f;
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
     Chunk xc[kChunks];
     Chunk rc[kResidual ? kChunks : 1];
-    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      xc[k] = load_chunk(a.x + p.col(m));
-      if constexpr (kResidual) rc[k] = load_chunk(a.rin + p.col(m));
-    });
-    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      if constexpr (kResidual) {
-        float f[kVec];
+    auto group = [&](auto from) {
+      constexpr int kFrom = decltype(from)::value;
+      for_each_chunk<kChunks, kFrom, kGroup>(p, t, [&](int k, int m) {
+        xc[k] = load_chunk(a.x + p.col(m));
+        if constexpr (kResidual) rc[k] = load_chunk(a.rin + p.col(m));
+      });
+      for_each_chunk<kChunks, kFrom, kGroup>(p, t, [&](int k, int m) {
+        if constexpr (kResidual) {
+          float f[kVec];
 #pragma unroll
-        for (int i = 0; i < kVec; ++i) f[i] = element<T>(xc[k], i) + element<T>(rc[k], i);
-        xc[k] = pack<T>(f);
-        store_chunk(a.rout + p.col(m), xc[k]);
-      }
+          for (int i = 0; i < kVec; ++i) f[i] = element<T>(xc[k], i) + element<T>(rc[k], i);
+          xc[k] = pack<T>(f);
+          store_chunk(a.rout + p.col(m), xc[k]);
+        }
 #pragma unroll
-      for (int i = 0; i < kVec; ++i) {
-        const float v = element<T>(xc[k], i);  // the stored (rounded) residual
-        ss += v * v;
-      }
-      if constexpr (kKeep) h[k] = xc[k];
-    });
+        for (int i = 0; i < kVec; ++i) {
+          const float v = element<T>(xc[k], i);  // the stored (rounded) residual
+          ss += v * v;
+        }
+        if constexpr (kKeep) h[k] = xc[k];
+      });
+    };
+    static_for<0, kChunks, kGroup>(group);
   }
   return ss;
 }
@@ -118,9 +125,8 @@ template <class T, bool kResidual, int kChunks, bool kKeep>
 __device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow<T, kResidual>& a) {
   Chunk h[kChunks];
   float ss = fwd_pass1<T, kResidual, kChunks, kKeep>(p, a, h);
-  float he = 0.0f;
   if (p.has_edge()) {
-    he = to_float(a.x[p.edge_col]);
+    float he = to_float(a.x[p.edge_col]);
     if constexpr (kResidual) {
       he = round_to<T>(he + to_float(a.rin[p.edge_col]));
       a.rout[p.edge_col] = from_float<T>(he);
@@ -130,7 +136,10 @@ __device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow
   ss = row_reduce(ss, Sum{}, 0.0f, a.scratch);
   const float rstd = rsqrtf(ss * inv_cols(max(p.cols, 1)) + a.eps);
   fwd_pass2<T, kResidual, kChunks, kKeep>(p, a, rstd, h);
-  if (p.has_edge()) a.y[p.edge_col] = from_float<T>(he * rstd * to_float(a.w[p.edge_col]));
+  if (p.has_edge()) {  // read again (the residual: this thread's own write), not held across the reduction
+    const float he = to_float(kResidual ? a.rout[p.edge_col] : a.x[p.edge_col]);
+    a.y[p.edge_col] = from_float<T>(he * rstd * to_float(a.w[p.edge_col]));
+  }
 }
 
 template <class T, bool kResidual>

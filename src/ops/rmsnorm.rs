@@ -24,10 +24,11 @@ pub const FWD: RowKernel = RowKernel {
     resident_chunks: 8,
     max_threads: 1024,
 };
-/// The forward kernel with the residual add (x and the residual in flight: 4 chunks).
+/// The forward kernel with the residual add (8 resident chunks; x and the residual loaded
+/// 2 chunks at a time).
 pub const FWD_RESIDUAL: RowKernel = RowKernel {
     name: "rmsnorm_fwd_residual",
-    resident_chunks: 4,
+    resident_chunks: 8,
     max_threads: 1024,
 };
 /// The backward kernel (x and dy resident, 4 chunks each; up to 512 threads per row).
@@ -602,4 +603,33 @@ pub fn rmsnorm_backward<T: RmsNormElem>(
         )?;
     }
     Ok([main, reduce])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::rows::cu_constant;
+
+    #[test]
+    fn kernel_constants_match_cuda_rmsnorm_cu() {
+        let cu = include_str!("../../cuda/rmsnorm.cu");
+        assert_eq!(FWD.resident_chunks, cu_constant(cu, "kFwdChunks"));
+        assert_eq!(
+            FWD_RESIDUAL.resident_chunks,
+            cu_constant(cu, "kResidualChunks")
+        );
+        assert_eq!(BWD.resident_chunks, cu_constant(cu, "kBwdChunks"));
+        assert_eq!(FWD.max_threads, cu_constant(cu, "kMaxThreads"));
+        assert_eq!(FWD_RESIDUAL.max_threads, cu_constant(cu, "kMaxThreads"));
+        assert_eq!(BWD.max_threads, cu_constant(cu, "kBwdMaxThreads"));
+        assert_eq!(DWEIGHT_THREADS, 32 * cu_constant(cu, "kDwWarps"));
+    }
+
+    #[test]
+    fn dw_accumulators_match_the_kernel_layout() {
+        // DwAcc::floats(cols) = (cols / kVec + 1) * kVec floats per row group.
+        assert_eq!(acc_bytes::<Bf16>(4096), (512 + 1) * 8 * 4);
+        assert_eq!(acc_bytes::<f32>(7), (1 + 1) * 4 * 4);
+        assert_eq!(acc_bytes::<F16>(1), 8 * 4);
+    }
 }

@@ -227,3 +227,47 @@ pub fn rope<T: RopeElem>(
     };
     Ok(launched)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::rows::cu_constant;
+
+    #[test]
+    fn kernel_constants_match_cuda_rope_cu() {
+        assert_eq!(
+            MAX_THREADS,
+            cu_constant(include_str!("../../cuda/rope.cu"), "kMaxThreads")
+        );
+    }
+
+    #[test]
+    fn blocks_cover_the_heads_within_the_bounds() {
+        // bf16, head_dim 128, NeoX: 8 chunks per half-head; 40 heads at up to 32 per block
+        // row take 2 per thread, so 20 rows of threads.
+        assert_eq!(block::<Bf16>(Pairing::Neox, 128, 40, true), [8, 20, 1]);
+        assert_eq!(block::<Bf16>(Pairing::Gptj, 128, 40, true), [16, 14, 1]);
+        assert_eq!(block::<f32>(Pairing::Neox, 6, 3, false), [3, 3, 1]);
+        let buf = |address| BufferArg {
+            param: "q",
+            address,
+            bytes: 1 << 20,
+        };
+        assert!(vector_ok::<Bf16>(
+            Pairing::Neox,
+            128,
+            &[buf(0x1000), buf(0x2000)]
+        ));
+        assert!(!vector_ok::<Bf16>(
+            Pairing::Neox,
+            128,
+            &[buf(0x1000), buf(0x2002)]
+        ));
+        assert!(
+            !vector_ok::<Bf16>(Pairing::Neox, 72, &[buf(0x1000)]),
+            "36 is not a multiple of 8"
+        );
+        assert!(vector_ok::<Bf16>(Pairing::Gptj, 72, &[buf(0x1000)]));
+        assert!(vector_ok::<Bf16>(Pairing::Neox, 80, &[buf(0x1000)]));
+    }
+}

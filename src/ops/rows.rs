@@ -273,6 +273,22 @@ pub fn tensor_bytes<T>(rows: usize, cols: usize) -> u64 {
     (rows as u64) * (cols as u64) * std::mem::size_of::<T>() as u64
 }
 
+/// The value of `constexpr int NAME = N;` in a kernel source (tests keep the Rust copies
+/// of the kernels' constants equal to the kernels' own).
+#[cfg(test)]
+pub(crate) fn cu_constant(source: &str, name: &str) -> u32 {
+    let needle = format!("constexpr int {name} = ");
+    let start = source
+        .find(&needle)
+        .unwrap_or_else(|| panic!("no `{needle}` in the kernel source"))
+        + needle.len();
+    let digits: String = source[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -154,3 +154,18 @@ pub fn softmax_backward<T: SoftmaxElem>(
     };
     Ok(launched)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::rows::cu_constant;
+
+    #[test]
+    fn kernel_constants_match_cuda_softmax_cu() {
+        let cu = include_str!("../../cuda/softmax.cu");
+        assert_eq!(FWD.resident_chunks, cu_constant(cu, "kFwdChunks"));
+        assert_eq!(BWD.resident_chunks, cu_constant(cu, "kBwdChunks"));
+        assert_eq!(FWD.max_threads, cu_constant(cu, "kMaxThreads"));
+        assert_eq!(BWD.max_threads, cu_constant(cu, "kMaxThreads"));
+    }
+}

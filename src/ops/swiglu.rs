@@ -163,3 +163,17 @@ pub fn swiglu_interleaved<T: SwigluElem>(
     };
     Ok(launched)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::rows::cu_constant;
+
+    #[test]
+    fn kernel_constants_match_cuda_swiglu_cu() {
+        let cu = include_str!("../../cuda/swiglu.cu");
+        assert_eq!(INTERLEAVED.resident_chunks, cu_constant(cu, "kUnits"));
+        assert_eq!(INTERLEAVED.max_threads, cu_constant(cu, "kRowMaxThreads"));
+        assert_eq!(FLAT_THREADS, cu_constant(cu, "kThreads"));
+    }
+}

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cubins/dtype.cuh"
 
@@ -88,12 +89,22 @@ struct RowPlan {
   }
 };
 
+// Calls f(std::integral_constant<int, i>) for i = kFrom, kFrom + kStep, ... < kEnd.
+template <int kFrom, int kEnd, int kStep, class F>
+__device__ __forceinline__ void static_for(F&& f) {
+  if constexpr (kFrom < kEnd) {
+    f(std::integral_constant<int, kFrom>{});
+    static_for<kFrom + kStep, kEnd, kStep>(f);
+  }
+}
+
 // Calls f(k, m) for this thread's body chunks m of tile t (k: the chunk's slot among the
-// thread's kChunks), unrolled so per-slot arrays stay in registers.
-template <int kChunks, class T, class F>
+// thread's kChunks; only slots kFrom .. kFrom + kCount), unrolled so per-slot arrays stay
+// in registers.
+template <int kChunks, int kFrom = 0, int kCount = kChunks, class T, class F>
 __device__ __forceinline__ void for_each_chunk(const RowPlan<T>& p, int t, F&& f) {
 #pragma unroll
-  for (int k = 0; k < kChunks; ++k) {
+  for (int k = kFrom; k < kFrom + kCount; ++k) {
     const int m = p.chunk(t, k, kChunks);
     if (p.has(m)) f(k, m);
   }
