@@ -300,3 +300,65 @@ fn the_recorded_digest_file_parses() {
         );
     }
 }
+
+/// The row split of `cuda/include/cubins/rows.cuh` (`RowPlan`), modelled on the host: for
+/// every row length, anchor misalignment, thread count and tile size the kernels use, the
+/// body chunks and the edge columns cover each column exactly once, every body chunk starts
+/// on a 16-byte boundary, and no edge needs more threads than a row has.
+#[test]
+fn the_row_split_covers_every_column_once() {
+    for vec in [4usize, 8] {
+        for misalign in 0..vec {
+            for cols in 1..=300usize {
+                for threads in [16usize, 32, 64, 96] {
+                    for per_thread in [1usize, 2, 4, 8] {
+                        let head = ((vec - misalign) % vec).min(cols);
+                        let body_chunks = (cols - head) / vec;
+                        let tail_start = head + body_chunks * vec;
+                        let edges = head + (cols - tail_start);
+                        assert!(
+                            edges <= threads,
+                            "{edges} edge columns for {threads} threads"
+                        );
+                        let mut seen = vec![0u32; cols];
+                        let per_tile = threads * per_thread;
+                        let tiles = body_chunks.div_ceil(per_tile);
+                        for t in 0..tiles {
+                            for k in 0..per_thread {
+                                for lane in 0..threads {
+                                    let m = (t * per_thread + k) * threads + lane;
+                                    if m >= body_chunks {
+                                        continue;
+                                    }
+                                    let c0 = head + m * vec;
+                                    assert_eq!(
+                                        (misalign + c0) % vec,
+                                        0,
+                                        "chunk {m} is not 16-byte aligned"
+                                    );
+                                    for s in &mut seen[c0..c0 + vec] {
+                                        *s += 1;
+                                    }
+                                }
+                            }
+                        }
+                        for lane in 0..threads {
+                            if lane < edges {
+                                let c = if lane < head {
+                                    lane
+                                } else {
+                                    tail_start + (lane - head)
+                                };
+                                seen[c] += 1;
+                            }
+                        }
+                        assert!(
+                            seen.iter().all(|&n| n == 1),
+                            "vec {vec} misalign {misalign} cols {cols} threads {threads}: coverage {seen:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
