@@ -298,11 +298,10 @@ fn stage_ring_waits_cover_the_tile_and_refills_only_consumed_stages() {
             let mut group_tile: Vec<Option<usize>> = Vec::new();
             let mut stage_tile: Vec<Option<usize>> = vec![None; stages];
             let mut consumed = vec![false; ktiles];
-            for s in 0..stages - 1 {
-                group_tile.push((s < ktiles).then_some(s));
-                if s < ktiles {
-                    stage_tile[s] = Some(s);
-                }
+            for (s, slot) in stage_tile.iter_mut().enumerate().take(stages - 1) {
+                let tile = (s < ktiles).then_some(s);
+                group_tile.push(tile);
+                *slot = tile;
             }
             let (mut read_stage, mut write_stage) = (0, stages - 1);
             for kt in 0..ktiles {
@@ -562,7 +561,16 @@ fn pedantic_emulation_is_bit_exact_for_both_tiles() {
     for layout in Layout::ALL {
         for (m, n, k) in [(1, 1, 1), (131, 70, 37), (64, 129, 16), (7, 200, 3)] {
             let (a, b, av, bv, lda, ldb) = f32_problem(layout, m, n, k, (m * n + k) as u64);
-            let want = pedantic_f32(layout, m, n, k, &av, lda, &bv, ldb);
+            let want = pedantic_f32(
+                (layout.a_k_major(), layout.b_k_major()),
+                m,
+                n,
+                k,
+                &av,
+                lda,
+                &bv,
+                ldb,
+            );
             for t in [plan::TILE_FMA_LARGE, plan::TILE_FMA_SMALL] {
                 let got = emulate_pedantic(layout, m, n, k, &a, &b, &t);
                 let same = got

@@ -278,10 +278,11 @@ pub enum FragmentRead {
     /// `ldmatrix.x4`: lane l supplies the byte address of row l % 8 of matrix l / 8.
     Ldmatrix { addrs: [u32; 32], trans: bool },
     /// Four 32-bit loads per lane: `addrs[lane][reg]`.
-    Words { addrs: [[u32; 4]; 32] },
+    Words { addrs: Box<[[u32; 4]; 32]> },
 }
 
-/// `a_ldmatrix_offset<TileLayout, K_MAJOR, EPC>` (fragments.cuh).
+/// `a_ldmatrix_offset<TileLayout, K_MAJOR, EPC>` (fragments.cuh), same arguments.
+#[allow(clippy::too_many_arguments)]
 pub fn a_ldmatrix_offset(
     layout: TileLayout,
     k_major: bool,
@@ -304,7 +305,8 @@ pub fn a_ldmatrix_offset(
     ) * 16
 }
 
-/// `b_ldmatrix_offset<TileLayout, K_MAJOR, EPC>` (fragments.cuh).
+/// `b_ldmatrix_offset<TileLayout, K_MAJOR, EPC>` (fragments.cuh), same arguments.
+#[allow(clippy::too_many_arguments)]
 pub fn b_ldmatrix_offset(
     layout: TileLayout,
     k_major: bool,
@@ -377,7 +379,9 @@ pub fn load_a(
         let addrs = std::array::from_fn(|lane| {
             std::array::from_fn(|r| tile + a_word_offset(lane, r, m0, kk, bm / epc) as u32)
         });
-        FragmentRead::Words { addrs }
+        FragmentRead::Words {
+            addrs: Box::new(addrs),
+        }
     }
 }
 
@@ -408,7 +412,9 @@ pub fn load_b_pair(
         let addrs = std::array::from_fn(|lane| {
             std::array::from_fn(|r| tile + b_word_offset(lane, r, n0, kk, bn / epc) as u32)
         });
-        FragmentRead::Words { addrs }
+        FragmentRead::Words {
+            addrs: Box::new(addrs),
+        }
     }
 }
 
@@ -519,7 +525,7 @@ pub fn assemble(
     let kk = kind.k();
     let mut am = vec![vec![f64::NAN; kk]; 16];
     let mut bm = vec![vec![f64::NAN; 8]; kk];
-    let mut put = |m: &mut Vec<Vec<f64>>, r: usize, c: usize, v: f64| {
+    let put = |m: &mut Vec<Vec<f64>>, r: usize, c: usize, v: f64| {
         assert!(
             m[r][c].is_nan(),
             "fragment element ({r}, {c}) supplied twice"
@@ -574,7 +580,7 @@ pub fn assemble(
 /// c0 = (g, 2t), c1 = (g, 2t + 1), c2 = (g + 8, 2t), c3 = (g + 8, 2t + 1).
 pub fn mma(kind: MmaKind, a: &[[u32; 4]; 32], b: &[[u32; 2]; 32], c: &mut [[f64; 4]; 32]) {
     let (am, bm) = assemble(kind, a, b);
-    for lane in 0..32 {
+    for (lane, acc) in c.iter_mut().enumerate() {
         let (g, t) = (lane / 4, lane % 4);
         for (reg, (r, col)) in [
             (g, 2 * t),
@@ -586,7 +592,7 @@ pub fn mma(kind: MmaKind, a: &[[u32; 4]; 32], b: &[[u32; 2]; 32], c: &mut [[f64;
         .enumerate()
         {
             let dot: f64 = (0..kind.k()).map(|k| am[r][k] * bm[k][col]).sum();
-            c[lane][reg] += dot;
+            acc[reg] += dot;
         }
     }
 }

@@ -1,7 +1,5 @@
 //! References the GEMM gates compare against (inputs and digests: tests/common).
 
-use super::plan::Layout;
-
 /// ||got - want||_F / ||want||_F over the elements.
 pub fn rel_frobenius(got: &[f64], want: &[f64]) -> f64 {
     assert_eq!(got.len(), want.len());
@@ -30,10 +28,11 @@ pub fn epilogue(acc: f32, alpha: f32, beta: f32, old: f32, bias: Option<f32>) ->
     v
 }
 
-/// op(A) op(B) in f64 from stored operands (row-major, leading dimensions in elements).
+/// op(A) op(B) in f64 from stored operands (row-major, leading dimensions in elements);
+/// `a_k_major` / `b_k_major`: K is the contiguous dimension of stored A / B (the layout).
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_f64(
-    layout: Layout,
+    (a_k_major, b_k_major): (bool, bool),
     m: usize,
     n: usize,
     k: usize,
@@ -43,14 +42,14 @@ pub fn gemm_f64(
     ldb: usize,
 ) -> Vec<f64> {
     let op_a = |i: usize, kk: usize| {
-        if layout.a_k_major() {
+        if a_k_major {
             a[i * lda + kk]
         } else {
             a[kk * lda + i]
         }
     };
     let op_b = |kk: usize, j: usize| {
-        if layout.b_k_major() {
+        if b_k_major {
             b[j * ldb + kk]
         } else {
             b[kk * ldb + j]
@@ -71,7 +70,7 @@ pub fn gemm_f64(
 /// The pedantic tier's exact accumulators: per output, fmaf over k ascending from +0.
 #[allow(clippy::too_many_arguments)]
 pub fn pedantic_f32(
-    layout: Layout,
+    (a_k_major, b_k_major): (bool, bool),
     m: usize,
     n: usize,
     k: usize,
@@ -81,14 +80,14 @@ pub fn pedantic_f32(
     ldb: usize,
 ) -> Vec<f32> {
     let op_a = |i: usize, kk: usize| {
-        if layout.a_k_major() {
+        if a_k_major {
             a[i * lda + kk]
         } else {
             a[kk * lda + i]
         }
     };
     let op_b = |kk: usize, j: usize| {
-        if layout.b_k_major() {
+        if b_k_major {
             b[j * ldb + kk]
         } else {
             b[kk * ldb + j]

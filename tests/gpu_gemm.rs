@@ -1,0 +1,1033 @@
+//! GPU gates of the GEMM family (docs/kernels/gemm.md):
+//!
+//! - parity with a float64 reference per tier, layout and schedule (every entry point is
+//!   forced once), on tail shapes (M = 1, M/N/K off the tiles), with alpha, beta and bias, bf16
+//!   / fp16 / f32 outputs, and on bases and leading dimensions that switch vector access off;
+//!   tolerances in [`tolerance`] (relative Frobenius error, and the worst element relative to
+//!   the largest reference value), every measured pair printed as a `PARITY` line;
+//! - the pedantic tier bit-identical to the CPU's ascending fmaf chain, for both tiles and
+//!   several grids (hence across configurations and launch geometry);
+//! - poisoned outputs and padding: C starts as all-ones bits, every element is written, the
+//!   padding columns of A, B and C and guard zones around every buffer are never touched (A
+//!   and B padding holds NaN, which would reach the result if read);
+//! - FNV-1a digests per tier and shape against tests/digests/gemm.txt (a missing key fails);
+//!   repeat runs and CUDA-graph replay bit-identical;
+//! - every route a cubin (no PTX fallback), bad input refused with an `Err`.
+//!
+//! `#[ignore]`d: run through the GPU bundle, which passes `--include-ignored`.
+#![cfg(feature = "cust")]
+
+mod common;
+#[allow(dead_code)]
+#[path = "../benches/harness/gpu/driver.rs"]
+mod driver;
+mod gemm_common;
+mod gpu_common;
+
+use common::data::{Elem, SplitMix64};
+use common::digest::{fnv1a64, hash_line, DigestFile};
+use cubins::ops::gemm::{
+    gemm, gemm_plan, plan, Choice, Dtype, GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout,
+    Schedule, Tier,
+};
+use cubins::runtime::{Bf16, Error, Gpu, F16};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cust::stream::Stream;
+use gemm_common::reference::{epilogue, gemm_f64, pedantic_f32, rel_frobenius};
+use gpu_common::gpu;
+use half::{bf16, f16};
+
+// ------------------------------------------------------------------ element types
+
+/// A host element type and the device type the GEMM takes.
+trait HostElem: Elem {
+    type Dev: GemmOutput + Copy;
+    fn dev(self) -> Self::Dev;
+    fn host(v: Self::Dev) -> Self;
+}
+
+impl HostElem for bf16 {
+    type Dev = Bf16;
+    fn dev(self) -> Bf16 {
+        Bf16(self)
+    }
+    fn host(v: Bf16) -> Self {
+        v.0
+    }
+}
+
+impl HostElem for f16 {
+    type Dev = F16;
+    fn dev(self) -> F16 {
+        F16(self)
+    }
+    fn host(v: F16) -> Self {
+        v.0
+    }
+}
+
+impl HostElem for f32 {
+    type Dev = f32;
+    fn dev(self) -> f32 {
+        self
+    }
+    fn host(v: f32) -> Self {
+        v
+    }
+}
+
+// ------------------------------------------------------------------ guarded device buffers
+
+/// Poisoned elements around every buffer: a write past either end is caught.
+const GUARD: usize = 64;
+
+/// A device buffer of `values` at element offset `GUARD + shift` of an allocation whose
+/// other elements hold the poison (`shift` moves the base off 16-byte alignment).
+struct Guarded<T: HostElem> {
+    buf: DeviceBuffer<T::Dev>,
+    start: usize,
+    len: usize,
+}
+
+impl<T: HostElem> Guarded<T> {
+    fn new(values: &[T], shift: usize) -> Guarded<T> {
+        let start = GUARD + shift;
+        let mut host = vec![T::poison().dev(); start + values.len() + GUARD];
+        for (d, &v) in host[start..].iter_mut().zip(values) {
+            *d = v.dev();
+        }
+        Guarded {
+            buf: DeviceBuffer::from_slice(&host).expect("upload"),
+            start,
+            len: values.len(),
+        }
+    }
+
+    fn view(&self) -> DeviceSlice<T::Dev> {
+        self.buf.index(self.start..self.start + self.len)
+    }
+
+    fn upload(&mut self, values: &[T]) {
+        let dev: Vec<T::Dev> = values.iter().map(|&v| v.dev()).collect();
+        self.buf
+            .index(self.start..self.start + self.len)
+            .copy_from(&dev[..])
+            .expect("upload");
+    }
+
+    /// The body, after checking that the guard zones still hold the poison.
+    fn read(&self, what: &str) -> Vec<T> {
+        let mut host = vec![T::default().dev(); self.buf.len()];
+        self.buf.copy_to(&mut host[..]).expect("download");
+        let all: Vec<T> = host.into_iter().map(T::host).collect();
+        let outside = all[..self.start]
+            .iter()
+            .chain(&all[self.start + self.len..])
+            .any(|v| !v.is_poison());
+        assert!(!outside, "{what}: a write landed outside the buffer");
+        all[self.start..self.start + self.len].to_vec()
+    }
+}
+
+// ------------------------------------------------------------------ cases
+
+/// One GEMM call: shape, leading dimensions (the stored row length plus `ld_extra`, rounded
+/// up to a multiple of 8 elements when `align_ld`), base shift (elements, applied to A, B and
+/// C alike), scalars, bias, and a forced choice.
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    layout: Layout,
+    m: usize,
+    n: usize,
+    k: usize,
+    ld_extra: usize,
+    align_ld: bool,
+    shift: usize,
+    alpha: f32,
+    beta: f32,
+    bias: bool,
+    choice: Choice,
+}
+
+impl Case {
+    fn new(layout: Layout, m: usize, n: usize, k: usize) -> Case {
+        Case {
+            layout,
+            m,
+            n,
+            k,
+            ld_extra: 0,
+            align_ld: true,
+            shift: 0,
+            alpha: 1.0,
+            beta: 0.0,
+            bias: false,
+            choice: Choice::default(),
+        }
+    }
+
+    fn scalars(self, alpha: f32, beta: f32, bias: bool) -> Case {
+        Case {
+            alpha,
+            beta,
+            bias,
+            ..self
+        }
+    }
+
+    fn schedule(self, s: Schedule) -> Case {
+        Case {
+            choice: Choice {
+                schedule: Some(s),
+                ..self.choice
+            },
+            ..self
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} {}x{}x{} ld=({},{},{}) shift={} alpha={} beta={} bias={} choice={:?}",
+            self.layout.name(),
+            self.m,
+            self.n,
+            self.k,
+            self.lda(),
+            self.ldb(),
+            self.ldc(),
+            self.shift,
+            self.alpha,
+            self.beta,
+            self.bias,
+            self.choice
+        )
+    }
+
+    /// Leading dimension of a stored row of `cols` elements.
+    fn ld(&self, cols: usize) -> usize {
+        let ld = cols + self.ld_extra;
+        if self.align_ld {
+            ld.div_ceil(8) * 8
+        } else {
+            ld
+        }
+        .max(1)
+    }
+
+    fn lda(&self) -> usize {
+        self.ld(self.a_stored().1)
+    }
+
+    fn ldb(&self) -> usize {
+        self.ld(self.b_stored().1)
+    }
+
+    fn ldc(&self) -> usize {
+        self.ld(self.n)
+    }
+
+    fn a_stored(&self) -> (usize, usize) {
+        if self.layout.a_k_major() {
+            (self.m, self.k)
+        } else {
+            (self.k, self.m)
+        }
+    }
+
+    fn b_stored(&self) -> (usize, usize) {
+        if self.layout.b_k_major() {
+            (self.n, self.k)
+        } else {
+            (self.k, self.n)
+        }
+    }
+}
+
+/// A row-major `rows x cols` matrix with leading dimension `ld`: random values in [-1, 1)
+/// (rounded to T), padding poisoned.
+fn matrix<T: Elem>(rng: &mut SplitMix64, rows: usize, cols: usize, ld: usize) -> Vec<T> {
+    let mut v = vec![T::poison(); rows * ld];
+    for r in 0..rows {
+        for c in 0..cols {
+            v[r * ld + c] = T::from_f64(rng.uniform(-1.0, 1.0));
+        }
+    }
+    v
+}
+
+/// The inputs of a case, on the host.
+struct Inputs<T: Elem, O: Elem> {
+    a: Vec<T>,
+    b: Vec<T>,
+    c0: Vec<O>,
+    bias: Vec<f32>,
+}
+
+fn inputs<T: Elem, O: Elem>(case: &Case, seed: u64) -> Inputs<T, O> {
+    let mut rng = SplitMix64::new(seed);
+    let (ar, ac) = case.a_stored();
+    let (br, bc) = case.b_stored();
+    let a = matrix::<T>(&mut rng, ar, ac, case.lda());
+    let b = matrix::<T>(&mut rng, br, bc, case.ldb());
+    // beta == 0: C starts as poison and must be fully overwritten (never read).
+    let c0 = if case.beta != 0.0 {
+        matrix::<O>(&mut rng, case.m, case.n, case.ldc())
+    } else {
+        vec![O::poison(); case.m * case.ldc()]
+    };
+    let bias = (0..case.n).map(|_| rng.uniform(-1.0, 1.0) as f32).collect();
+    Inputs { a, b, c0, bias }
+}
+
+/// What a case produced: C (m x n, padding stripped after checking it is untouched) and the
+/// launch record.
+struct Ran<O> {
+    c: Vec<O>,
+    launch: GemmLaunch,
+}
+
+fn run<T: HostElem, O: HostElem>(
+    gpu: &Gpu,
+    stream: &Stream,
+    tier: Tier,
+    case: &Case,
+    x: &Inputs<T, O>,
+) -> Result<Ran<O>, Error>
+where
+    T::Dev: GemmInput,
+{
+    let a = Guarded::new(&x.a, case.shift);
+    let b = Guarded::new(&x.b, case.shift);
+    let c = Guarded::new(&x.c0, case.shift);
+    let bias = Guarded::<f32>::new(&x.bias, 0);
+    let desc = GemmDesc {
+        choice: case.choice,
+        ..GemmDesc::new(case.layout, case.m, case.n, case.k)
+            .with_scalars(case.alpha, case.beta)
+            .with_leading_dims(case.lda(), case.ldb(), case.ldc())
+    };
+    let bias_view = bias.view();
+    let launch = gemm(
+        gpu,
+        stream,
+        tier,
+        &desc,
+        &a.view(),
+        &b.view(),
+        &mut c.view(),
+        case.bias.then_some(&bias_view),
+    )?;
+    stream.synchronize().expect("the kernel ran to completion");
+    let what = format!("{} {}", launch.plan.entry, case.describe());
+    assert!(
+        !gpu.route(&launch.plan.entry).unwrap().is_fallback(),
+        "{what}: took the PTX fallback"
+    );
+    for (name, g, want) in [("A", &a, &x.a), ("B", &b, &x.b)] {
+        assert!(
+            T::bytes(&g.read(&what)) == T::bytes(want),
+            "{what}: input {name} changed"
+        );
+    }
+    let all = c.read(&what);
+    let ldc = case.ldc();
+    let mut out = Vec::with_capacity(case.m * case.n);
+    for r in 0..case.m {
+        out.extend_from_slice(&all[r * ldc..r * ldc + case.n]);
+        assert!(
+            all[r * ldc + case.n..(r + 1) * ldc]
+                .iter()
+                .all(|v| v.is_poison()),
+            "{what}: row {r}: a write landed in C's padding"
+        );
+    }
+    if case.beta == 0.0 {
+        if let Some(i) = out.iter().position(|v| v.is_poison()) {
+            panic!(
+                "{what}: C ({}, {}) was never written",
+                i / case.n,
+                i % case.n
+            );
+        }
+    }
+    Ok(Ran { c: out, launch })
+}
+
+/// The float64 reference of a case: alpha * op(A) op(B) + beta * C + bias.
+fn reference<T: Elem, O: Elem>(case: &Case, x: &Inputs<T, O>) -> Vec<f64> {
+    let f = |v: &[T]| -> Vec<f64> {
+        v.iter()
+            .map(|e| if e.is_poison() { f64::NAN } else { e.to_f64() })
+            .collect()
+    };
+    let acc = gemm_f64(
+        (case.layout.a_k_major(), case.layout.b_k_major()),
+        case.m,
+        case.n,
+        case.k,
+        &f(&x.a),
+        case.lda(),
+        &f(&x.b),
+        case.ldb(),
+    );
+    let ldc = case.ldc();
+    (0..case.m * case.n)
+        .map(|i| {
+            let (r, col) = (i / case.n, i % case.n);
+            let mut v = f64::from(case.alpha) * acc[i];
+            if case.beta != 0.0 {
+                v += f64::from(case.beta) * x.c0[r * ldc + col].to_f64();
+            }
+            if case.bias {
+                v += f64::from(x.bias[col]);
+            }
+            v
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------ parity
+
+/// Allowed error of a tier writing `out`: (relative Frobenius, worst element relative to the
+/// largest reference value). The reference uses the exact (already rounded) inputs, so the
+/// error is the output rounding (unit roundoff u: 2^-8 bf16, 2^-11 fp16; RMS about u/sqrt(3),
+/// worst u), the tf32 rounding of the inputs (2^-11 per operand, in the kernel only), and f32
+/// accumulation in another order. Each bound is several times the expected error and far
+/// below what a wrong element, tile or index gives (an error of the size of the values).
+fn tolerance(tier: Tier, out: Dtype) -> (f64, f64) {
+    match (tier, out) {
+        (Tier::Bf16, Dtype::Bf16) => (1e-2, 2.0f64.powi(-7)),
+        (Tier::Fp16, Dtype::F16) => (2e-3, 2.0f64.powi(-10)),
+        (Tier::Bf16 | Tier::Fp16, _) => (1e-4, 1e-3),
+        (Tier::Tf32, _) => (1e-3, 4e-3),
+        (Tier::F32Pedantic, _) => (1e-5, 1e-4),
+    }
+}
+
+/// Checks `got` against `want` within the tier's tolerance; prints the measured errors (a
+/// `PARITY` line per case, for calibration) and, on failure, where the bad elements are.
+fn check_parity<O: Elem>(what: &str, tier: Tier, out: Dtype, n: usize, got: &[O], want: &[f64]) {
+    let got: Vec<f64> = got.iter().map(|v| v.to_f64()).collect();
+    let (tol_frob, tol_elem) = tolerance(tier, out);
+    let frob = rel_frobenius(&got, want);
+    let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1e-30);
+    let errs: Vec<f64> = got
+        .iter()
+        .zip(want)
+        .map(|(g, w)| {
+            if g.is_finite() {
+                (g - w).abs() / scale
+            } else {
+                f64::INFINITY
+            }
+        })
+        .collect();
+    let worst = errs.iter().cloned().fold(0.0f64, f64::max);
+    println!("PARITY {what}: frobenius {frob:.3e} (tol {tol_frob:.1e}), worst element {worst:.3e} (tol {tol_elem:.1e})");
+    if frob <= tol_frob && worst <= tol_elem {
+        return;
+    }
+    let bad: Vec<usize> = (0..errs.len()).filter(|&i| errs[i] > tol_elem).collect();
+    let mut rows: Vec<usize> = bad.iter().map(|i| i / n).collect();
+    let mut cols: Vec<usize> = bad.iter().map(|i| i % n).collect();
+    rows.dedup();
+    cols.sort_unstable();
+    cols.dedup();
+    let examples: Vec<String> = bad
+        .iter()
+        .take(8)
+        .map(|&i| format!("({}, {}) got {} want {}", i / n, i % n, got[i], want[i]))
+        .collect();
+    panic!(
+        "{what}: frobenius {frob:.3e} (tol {tol_frob:.1e}), worst element {worst:.3e} (tol {tol_elem:.1e}); \
+         {} of {} elements out of tolerance, in {} rows (first: {:?}) and {} columns (first: {:?}); e.g. {}",
+        bad.len(),
+        errs.len(),
+        rows.len(),
+        &rows[..rows.len().min(12)],
+        cols.len(),
+        &cols[..cols.len().min(12)],
+        examples.join("; ")
+    );
+}
+
+fn parity_case<T: HostElem, O: HostElem>(
+    gpu: &Gpu,
+    stream: &Stream,
+    tier: Tier,
+    case: &Case,
+    seed: u64,
+) -> GemmLaunch
+where
+    T::Dev: GemmInput,
+{
+    let x = inputs::<T, O>(case, seed);
+    let ran = run::<T, O>(gpu, stream, tier, case, &x)
+        .unwrap_or_else(|e| panic!("{} {}: {e}", tier.name(), case.describe()));
+    let what = format!("{} {}", ran.launch.plan.entry, case.describe());
+    check_parity(
+        &what,
+        tier,
+        O::Dev::DTYPE,
+        case.n,
+        &ran.c,
+        &reference(case, &x),
+    );
+    ran.launch
+}
+
+/// Tail shapes for a schedule: off every tile edge, and M = 1.
+fn tail_shapes(s: &Schedule) -> Vec<(usize, usize, usize)> {
+    match s {
+        Schedule::Mma(t) => {
+            let (bm, bn, bk) = (t.bm as usize, t.bn as usize, t.bk as usize);
+            vec![
+                (bm + 3, bn + 9, 3 * bk + 5),
+                (1, 2 * bn - 7, bk - 1),
+                (bm * 2, bn, 2 * bk),
+            ]
+        }
+        Schedule::Decode(_) => vec![(1, 96, 64), (13, 200, 520), (16, 4096, 1024)],
+        Schedule::Fma(t) => {
+            let (bm, bn, bk) = (t.bm as usize, t.bn as usize, t.bk as usize);
+            vec![
+                (bm + 3, bn + 9, 5 * bk + 3),
+                (1, 2 * bn - 7, bk - 1),
+                (bm * 2, bn, 2 * bk),
+            ]
+        }
+    }
+}
+
+/// Every entry point of `tier`, forced, on its tail shapes; outputs alternate between the
+/// input type and f32, and one shape per schedule runs with alpha, beta and bias.
+fn parity_every_schedule<T: HostElem, O: HostElem>(gpu: &Gpu, tier: Tier)
+where
+    T::Dev: GemmInput,
+{
+    let stream = gpu.stream().unwrap();
+    for layout in Layout::ALL {
+        for s in plan::schedules(tier, layout) {
+            for (i, (m, n, k)) in tail_shapes(&s).into_iter().enumerate() {
+                let mut case = Case::new(layout, m, n, k).schedule(s);
+                if i == 1 {
+                    case = case.scalars(0.75, -0.5, true);
+                }
+                let seed = (m * 131 + n * 7 + k) as u64;
+                let launch = if i % 2 == 0 {
+                    parity_case::<T, O>(gpu, &stream, tier, &case, seed)
+                } else {
+                    parity_case::<T, f32>(gpu, &stream, tier, &case, seed)
+                };
+                assert_eq!(launch.plan.schedule, s);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn parity_bf16_every_entry_point() {
+    parity_every_schedule::<bf16, bf16>(&gpu(), Tier::Bf16);
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn parity_fp16_every_entry_point() {
+    parity_every_schedule::<f16, f16>(&gpu(), Tier::Fp16);
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn parity_tf32_every_entry_point() {
+    parity_every_schedule::<f32, f32>(&gpu(), Tier::Tf32);
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn parity_pedantic_every_entry_point() {
+    parity_every_schedule::<f32, f32>(&gpu(), Tier::F32Pedantic);
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn selector_shapes_take_the_planned_kernel_and_match() {
+    // The selector's own choice at sizes that pick each kind of schedule on this device.
+    let gpu = gpu();
+    let stream = gpu.stream().unwrap();
+    let device = plan::DeviceFacts {
+        sm_count: gpu.device().sm_count,
+        max_smem_per_block_optin: gpu.device().limits.max_smem_per_block_optin,
+    };
+    for layout in Layout::ALL {
+        for (m, n, k) in [
+            (1024, 1024, 512),
+            (512, 768, 384),
+            (8, 4096, 4096),
+            (96, 1024, 1024),
+        ] {
+            let case = Case::new(layout, m, n, k);
+            let launch = parity_case::<bf16, bf16>(&gpu, &stream, Tier::Bf16, &case, 7);
+            assert_eq!(
+                launch.plan.schedule,
+                plan::select(&launch.problem, &device),
+                "{}",
+                case.describe()
+            );
+            if m <= 16 && layout != Layout::TN {
+                assert!(
+                    matches!(launch.plan.schedule, Schedule::Decode(_)),
+                    "{}",
+                    case.describe()
+                );
+            }
+            println!("{}", launch.stamp(&gpu).unwrap());
+        }
+        parity_case::<f16, f32>(
+            &gpu,
+            &stream,
+            Tier::Fp16,
+            &Case::new(layout, 1024, 1024, 512),
+            8,
+        );
+        parity_case::<f32, f32>(
+            &gpu,
+            &stream,
+            Tier::Tf32,
+            &Case::new(layout, 1024, 1024, 512),
+            9,
+        );
+        parity_case::<f32, f32>(
+            &gpu,
+            &stream,
+            Tier::F32Pedantic,
+            &Case::new(layout, 512, 512, 512),
+            10,
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn decode_shapes_take_the_decode_kernel() {
+    let gpu = gpu();
+    let stream = gpu.stream().unwrap();
+    for layout in [Layout::NT, Layout::NN] {
+        for m in [1, 8, 16] {
+            let case = Case::new(layout, m, 4096, 4096);
+            let l = parity_case::<bf16, bf16>(&gpu, &stream, Tier::Bf16, &case, m as u64);
+            assert!(
+                matches!(l.plan.schedule, Schedule::Decode(_)),
+                "{}",
+                case.describe()
+            );
+            let l = parity_case::<f16, f16>(
+                &gpu,
+                &stream,
+                Tier::Fp16,
+                &case.scalars(1.0, 0.5, true),
+                m as u64,
+            );
+            assert!(
+                matches!(l.plan.schedule, Schedule::Decode(_)),
+                "{}",
+                case.describe()
+            );
+        }
+    }
+}
+
+/// Shifted bases and odd leading dimensions: every operand read element by element.
+fn parity_unaligned<T: HostElem>(gpu: &Gpu, tier: Tier)
+where
+    T::Dev: GemmInput,
+{
+    let stream = gpu.stream().unwrap();
+    for layout in Layout::ALL {
+        for (shift, ld_extra) in [(1, 0), (0, 3), (3, 5)] {
+            let case = Case {
+                shift,
+                ld_extra,
+                align_ld: false,
+                ..Case::new(layout, 70, 90, 77)
+            }
+            .scalars(1.0, 1.0, true);
+            let launch = parity_case::<T, f32>(gpu, &stream, tier, &case, 5 + shift as u64);
+            let vec = plan::flags::VEC_A | plan::flags::VEC_B;
+            assert_eq!(
+                launch.plan.flags & vec,
+                0,
+                "{}: vector access on unaligned operands",
+                case.describe()
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn unaligned_operands_take_the_element_path_and_match() {
+    let gpu = gpu();
+    parity_unaligned::<bf16>(&gpu, Tier::Bf16);
+    parity_unaligned::<f16>(&gpu, Tier::Fp16);
+    parity_unaligned::<f32>(&gpu, Tier::Tf32);
+    parity_unaligned::<f32>(&gpu, Tier::F32Pedantic);
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn k_zero_and_empty_shapes() {
+    let gpu = gpu();
+    let stream = gpu.stream().unwrap();
+    // K = 0: C = beta * C + bias, for every kernel kind.
+    for (tier, layout, m) in [
+        (Tier::Bf16, Layout::NN, 300),
+        (Tier::Bf16, Layout::NT, 4),
+        (Tier::Tf32, Layout::TN, 70),
+        (Tier::F32Pedantic, Layout::NN, 70),
+    ] {
+        let case = Case::new(layout, m, 72, 0).scalars(1.0, 0.5, true);
+        match tier {
+            Tier::Bf16 => parity_case::<bf16, f32>(&gpu, &stream, tier, &case, 1),
+            _ => parity_case::<f32, f32>(&gpu, &stream, tier, &case, 1),
+        };
+    }
+    // M = 0 or N = 0: nothing launched, nothing written.
+    for (m, n) in [(0, 64), (64, 0)] {
+        let case = Case::new(Layout::NN, m, n, 64);
+        assert!(case.ldb() >= 1 && case.ldc() >= 1);
+        let x = inputs::<bf16, bf16>(&case, 3);
+        let ran = run::<bf16, bf16>(&gpu, &stream, Tier::Bf16, &case, &x).unwrap();
+        assert_eq!(ran.launch.plan.grid, 0);
+    }
+}
+
+// ------------------------------------------------------------------ pedantic bits
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn pedantic_bits_match_the_cpu_for_every_tile_and_grid() {
+    let gpu = gpu();
+    let stream = gpu.stream().unwrap();
+    for layout in Layout::ALL {
+        for (m, n, k) in [(1, 1, 1), (131, 70, 37), (200, 300, 513), (64, 128, 16)] {
+            let base = Case::new(layout, m, n, k).scalars(1.25, -0.75, true);
+            let x = inputs::<f32, f32>(&base, (m + n + k) as u64);
+            // The CPU: per output, fmaf over k ascending from +0, then the shared epilogue.
+            let acc = pedantic_f32(
+                (layout.a_k_major(), layout.b_k_major()),
+                m,
+                n,
+                k,
+                &x.a,
+                base.lda(),
+                &x.b,
+                base.ldb(),
+            );
+            let ldc = base.ldc();
+            let want: Vec<u32> = (0..m * n)
+                .map(|i| {
+                    let old = x.c0[(i / n) * ldc + i % n];
+                    epilogue(acc[i], base.alpha, base.beta, old, Some(x.bias[i % n])).to_bits()
+                })
+                .collect();
+            for s in plan::schedules(Tier::F32Pedantic, layout) {
+                for grid in [None, Some(1), Some(7), Some(1000)] {
+                    let case = Case {
+                        choice: Choice {
+                            schedule: Some(s),
+                            grid,
+                        },
+                        ..base
+                    };
+                    let ran = run::<f32, f32>(&gpu, &stream, Tier::F32Pedantic, &case, &x).unwrap();
+                    let got: Vec<u32> = ran.c.iter().map(|v| v.to_bits()).collect();
+                    if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+                        panic!(
+                            "{} grid {:?} {}: C ({}, {}) is {:#010x}, the CPU's fmaf chain gives {:#010x}",
+                            ran.launch.plan.entry,
+                            grid,
+                            case.describe(),
+                            i / n,
+                            i % n,
+                            got[i],
+                            want[i]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------ digests
+
+const DIGEST_FILE: &str = "tests/digests/gemm.txt";
+
+/// The digest cases: per tier, every layout on a full-tile shape, a tail shape and (16-bit)
+/// a decode shape, with the selector's schedule. Each yields (key, C bytes).
+fn digest_outputs(gpu: &Gpu) -> Vec<(String, Vec<u8>)> {
+    fn one<T: HostElem, O: HostElem>(
+        gpu: &Gpu,
+        stream: &Stream,
+        tier: Tier,
+        case: &Case,
+    ) -> (String, Vec<u8>)
+    where
+        T::Dev: GemmInput,
+    {
+        let seed = fnv1a64(case.describe().as_bytes());
+        let x = inputs::<T, O>(case, seed);
+        let ran = run::<T, O>(gpu, stream, tier, case, &x).unwrap();
+        let arch = gpu.route(&ran.launch.plan.entry).unwrap().arch;
+        let key = format!(
+            "{}@{arch}:{}x{}x{}/{}{}",
+            ran.launch.plan.entry,
+            case.m,
+            case.n,
+            case.k,
+            O::NAME,
+            if case.bias { "+bias" } else { "" }
+        );
+        (key, O::bytes(&ran.c))
+    }
+    let stream = gpu.stream().unwrap();
+    let mut out = Vec::new();
+    for layout in Layout::ALL {
+        let shapes = [(256, 512, 256), (77, 190, 131), (1, 64, 40)];
+        for (i, &(m, n, k)) in shapes.iter().enumerate() {
+            let case = Case::new(layout, m, n, k).scalars(1.0, 0.0, i == 1);
+            out.push(one::<bf16, bf16>(gpu, &stream, Tier::Bf16, &case));
+            out.push(one::<bf16, f32>(gpu, &stream, Tier::Bf16, &case));
+            out.push(one::<f16, f16>(gpu, &stream, Tier::Fp16, &case));
+            out.push(one::<f32, f32>(gpu, &stream, Tier::Tf32, &case));
+            out.push(one::<f32, f32>(gpu, &stream, Tier::F32Pedantic, &case));
+        }
+        if layout != Layout::TN {
+            let case = Case::new(layout, 16, 512, 1024);
+            out.push(one::<bf16, bf16>(gpu, &stream, Tier::Bf16, &case));
+            out.push(one::<f16, f16>(gpu, &stream, Tier::Fp16, &case));
+        }
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn digests_match_the_record() {
+    let gpu = gpu();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DIGEST_FILE);
+    let file = DigestFile::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut errors = Vec::new();
+    for (key, bytes) in digest_outputs(&gpu) {
+        if let Err(e) = file.check(&key, fnv1a64(&bytes), DIGEST_FILE) {
+            errors.push(e);
+        }
+    }
+    assert!(errors.is_empty(), "\n{}", errors.join("\n"));
+}
+
+/// Prints the digest lines to record in tests/digests/gemm.txt (run with `--ignored`; the
+/// recording needs a GPU: each line is one output of one entry point on one arch).
+#[test]
+#[ignore = "recorder: prints HASH lines for tests/digests/gemm.txt; needs a GPU"]
+fn record_gemm_digests() {
+    let gpu = gpu();
+    for (key, bytes) in digest_outputs(&gpu) {
+        println!("{}", hash_line(&key, fnv1a64(&bytes)));
+    }
+}
+
+// ------------------------------------------------------------------ repeat and graph replay
+
+/// Runs a GEMM eagerly twice and as a CUDA graph replayed twice, C poisoned before each:
+/// all give the same bits.
+fn repeat_and_graph<T: HostElem, O: HostElem>(gpu: &Gpu, tier: Tier, case: &Case)
+where
+    T::Dev: GemmInput,
+{
+    let stream = gpu.stream().unwrap();
+    let x = inputs::<T, O>(case, 99);
+    let a = Guarded::new(&x.a, 0);
+    let b = Guarded::new(&x.b, 0);
+    let mut c = Guarded::new(&x.c0, 0);
+    let bias = Guarded::<f32>::new(&x.bias, 0);
+    let desc = GemmDesc::new(case.layout, case.m, case.n, case.k)
+        .with_scalars(case.alpha, case.beta)
+        .with_leading_dims(case.lda(), case.ldb(), case.ldc());
+    let (av, bv, cv, biasv) = (a.view(), b.view(), c.view(), bias.view());
+    let enqueue = |s: &Stream| -> Result<(), Error> {
+        gemm(
+            gpu,
+            s,
+            tier,
+            &desc,
+            &av,
+            &bv,
+            &mut cv.index(..),
+            Some(&biasv),
+        )
+        .map(|_| ())
+    };
+    let what = format!("{} {}", tier.name(), case.describe());
+    let mut runs = Vec::new();
+    for mode in ["eager", "eager again", "graph replay"] {
+        c.upload(&x.c0);
+        if mode == "graph replay" {
+            let graph = driver::GraphExec::capture(stream.as_inner(), || {
+                enqueue(&stream).map_err(|e| e.to_string())
+            })
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+            graph.launch(stream.as_inner()).unwrap();
+            graph.launch(stream.as_inner()).unwrap();
+        } else {
+            enqueue(&stream).unwrap_or_else(|e| panic!("{what}: {e}"));
+        }
+        stream.synchronize().unwrap();
+        runs.push(O::bytes(&c.read(&what)));
+    }
+    assert!(
+        runs[1] == runs[0],
+        "{what}: a second eager run gave other bits"
+    );
+    assert!(
+        runs[2] == runs[0],
+        "{what}: CUDA-graph replay gave other bits"
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn repeat_runs_and_graph_replay_give_the_same_bits() {
+    let gpu = gpu();
+    for layout in Layout::ALL {
+        let case = Case::new(layout, 300, 260, 200).scalars(1.0, 0.0, true);
+        repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &case);
+        repeat_and_graph::<f16, f32>(&gpu, Tier::Fp16, &case);
+        repeat_and_graph::<f32, f32>(&gpu, Tier::Tf32, &case);
+        repeat_and_graph::<f32, f32>(&gpu, Tier::F32Pedantic, &case);
+    }
+    // The decode kernel's shared-memory reduction too.
+    repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &Case::new(Layout::NT, 16, 4096, 4096));
+}
+
+// ------------------------------------------------------------------ refusals
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn bad_input_is_refused_before_launch() {
+    let gpu = gpu();
+    let stream = gpu.stream().unwrap();
+    let a = DeviceBuffer::from_slice(&vec![Bf16::default(); 64 * 64]).unwrap();
+    let b = DeviceBuffer::from_slice(&vec![Bf16::default(); 64 * 64]).unwrap();
+    let mut c = DeviceBuffer::from_slice(&vec![Bf16::default(); 64 * 64]).unwrap();
+    let mut c16 = DeviceBuffer::from_slice(&vec![F16::default(); 64 * 64]).unwrap();
+    let f = DeviceBuffer::from_slice(&vec![0f32; 64 * 64]).unwrap();
+    let mut fc = DeviceBuffer::from_slice(&vec![0f32; 64 * 64]).unwrap();
+    let d = GemmDesc::new(Layout::NN, 64, 64, 64);
+    let refused = |r: Result<GemmLaunch, Error>, what: &str, needle: &str| {
+        let e = r.err().unwrap_or_else(|| panic!("{what}: accepted"));
+        assert!(e.to_string().contains(needle), "{what}: {e}");
+    };
+    let short = a.index(..64 * 63);
+    refused(
+        gemm(&gpu, &stream, Tier::Bf16, &d, &short, &b, &mut c, None),
+        "short A",
+        "`a`",
+    );
+    refused(
+        gemm(
+            &gpu,
+            &stream,
+            Tier::Bf16,
+            &GemmDesc::new(Layout::NN, 65, 64, 64),
+            &a,
+            &b,
+            &mut c,
+            None,
+        ),
+        "short C",
+        "`c`",
+    );
+    refused(
+        gemm(
+            &gpu,
+            &stream,
+            Tier::Bf16,
+            &d.with_leading_dims(63, 64, 64),
+            &a,
+            &b,
+            &mut c,
+            None,
+        ),
+        "lda < K",
+        "leading dimensions",
+    );
+    refused(
+        gemm(&gpu, &stream, Tier::Fp16, &d, &a, &b, &mut c, None),
+        "bf16 inputs to the fp16 tier",
+        "tier's type",
+    );
+    refused(
+        gemm(&gpu, &stream, Tier::Bf16, &d, &a, &b, &mut c16, None),
+        "f16 output of the bf16 tier",
+        "output of the input type",
+    );
+    refused(
+        gemm(&gpu, &stream, Tier::Tf32, &d, &f, &f, &mut c16, None),
+        "f16 output of tf32",
+        "output of the input type",
+    );
+    let short_bias = f.index(..63);
+    refused(
+        gemm(
+            &gpu,
+            &stream,
+            Tier::Tf32,
+            &d,
+            &f,
+            &f,
+            &mut fc,
+            Some(&short_bias),
+        ),
+        "short bias",
+        "`bias`",
+    );
+    // C overlapping an input.
+    let (fa, mut fc_alias) = (f.index(..), f.index(..));
+    refused(
+        gemm(&gpu, &stream, Tier::Tf32, &d, &fa, &f, &mut fc_alias, None),
+        "C = A",
+        "overlap",
+    );
+    refused(
+        gemm(
+            &gpu,
+            &stream,
+            Tier::Bf16,
+            &GemmDesc::new(Layout::TN, 8, 64, 64).with_schedule(Schedule::Decode(plan::DECODE_W8)),
+            &a,
+            &b,
+            &mut c,
+            None,
+        ),
+        "decode on TN",
+        "forced schedule",
+    );
+    refused(
+        gemm(
+            &gpu,
+            &stream,
+            Tier::Tf32,
+            &d.with_grid(3),
+            &f,
+            &f,
+            &mut fc,
+            None,
+        ),
+        "grid on tf32",
+        "forced schedule",
+    );
+    // Nothing was launched by any of these: a plan without a launch is fine too.
+    assert!(gemm_plan(&gpu, Tier::Bf16, &d, &a, &b, &c, None).is_ok());
+}
