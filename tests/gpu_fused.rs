@@ -883,6 +883,9 @@ fn repeat_and_graph<T: GpuElem>(gpu: &Gpu) {
     let mut y = Tensor::<T>::poisoned(rows * cols, 0);
     let mut y2 = Tensor::<T>::poisoned(rows * cols, 0);
     let mut dw = Tensor::<T>::poisoned(cols, 0);
+    // The interleaved SwiGLU reads x as [rows, 2 * half] and writes [rows, half].
+    let half = cols / 2;
+    let mut gated = Tensor::<T>::poisoned(rows * half, 0);
     let opts = RmsNormOptions::default();
     let bwd = RmsNormBwdOptions::default();
     let plan = rmsnorm_backward_plan::<T::Dev>(gpu, rows, cols, &bwd).unwrap();
@@ -930,15 +933,16 @@ fn repeat_and_graph<T: GpuElem>(gpu: &Gpu) {
         )
         .map(|_| ())
     });
-    check_repeat_and_graph::<T>(gpu, "swiglu", &mut [&mut y, &mut y2], &|s| {
+    let gatedv = gated.view();
+    check_repeat_and_graph::<T>(gpu, "swiglu", &mut [&mut y, &mut gated], &|s| {
         swiglu(gpu, s, &xv, &dyv, &mut yv.index(..))?;
         swiglu_interleaved(
             gpu,
             s,
-            &xv.index(..rows * cols),
-            &mut y2v.index(..rows * cols / 2),
+            &xv,
+            &mut gatedv.index(..),
             rows,
-            cols / 2,
+            half,
             Threads::Auto,
         )
         .map(|_| ())
