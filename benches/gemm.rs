@@ -1,0 +1,408 @@
+//! The GEMM family against cuBLAS in the same process (paired alternating windows, same
+//! layout and dtypes, the comparator named literally: `cuBLAS bf16 in, bf16 out,
+//! CUBLAS_COMPUTE_32F, default math`, ...), at the shapes:
+//!
+//! - M = N = K in {2048, 4096, 8192}, (4096, 14336, 4096), (4096, 4096, 14336): every tier,
+//!   every layout;
+//! - decode: M in {1, 8, 16, 64, 128} with N = K in {4096, 8192}, bf16 and fp16, layouts NN
+//!   and NT (the weights as B, stored [K][N] or [N][K]), weights rotated past L2, timed as
+//!   CUDA-graph replay so the reading is the kernel's latency.
+//!
+//! Each reading's STAMP names the entry point (its tile suffix is the selector's choice); a
+//! `GEMM-STAMP` line adds the tile, grid and flags. Checks (docs/kernels/gemm.md): bf16 and
+//! fp16 at 4096^3 and 8192^3 >= 70% of cuBLAS, TF32 >= 70% of cuBLAS TF32, pedantic f32 >= 60%
+//! of cuBLAS pedantic fp32 (layout NN), decode M <= 16 at 4096 >= 1.2x cuBLAS (NN and NT).
+//! `--quick`: bf16 NN at 4096^3 and 8192^3 and decode M in {1, 16} at 4096.
+
+mod harness;
+
+use cubins::ops::gemm::{gemm, GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout, Tier};
+use cubins::runtime::{Bf16, Gpu, F16};
+use cust::memory::DeviceBuffer;
+use cust::stream::Stream;
+use harness::gpu::buffers::{download, poisoned, upload};
+use harness::gpu::cublas::Cublas;
+use harness::gpu::driver::Result;
+use harness::gpu::gemm::CublasGemm;
+use harness::gpu::session::{self, route_of, Session};
+use harness::gpu::timer::{Identity, Workload};
+use harness::host::gemm::{check_entries, random_bytes, sample_entries, GemmTypes, RowMajorGemm};
+use harness::host::reading::Work;
+use harness::host::rotation::{Residency, RotationPlan};
+use harness::host::stamp::Geometry;
+use std::process::ExitCode;
+
+/// (M, N, K) of the large shapes.
+const LARGE: &[(usize, usize, usize)] = &[
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (4096, 14336, 4096),
+    (4096, 4096, 14336),
+];
+const DECODE_M: &[usize] = &[1, 8, 16, 64, 128];
+const DECODE_NK: &[usize] = &[4096, 8192];
+
+/// A tier with its element types and comparator.
+#[derive(Debug, Clone, Copy)]
+struct TierSpec {
+    tier: Tier,
+    cublas: GemmTypes,
+    /// The acceptance bar at 4096^3 and 8192^3, as a fraction of cuBLAS's speed.
+    bar: f64,
+}
+
+const BF16: TierSpec = TierSpec {
+    tier: Tier::Bf16,
+    cublas: GemmTypes::BF16,
+    bar: 0.70,
+};
+const FP16: TierSpec = TierSpec {
+    tier: Tier::Fp16,
+    cublas: GemmTypes::FP16,
+    bar: 0.70,
+};
+const TF32: TierSpec = TierSpec {
+    tier: Tier::Tf32,
+    cublas: GemmTypes::TF32,
+    bar: 0.70,
+};
+const PEDANTIC: TierSpec = TierSpec {
+    tier: Tier::F32Pedantic,
+    cublas: GemmTypes::FP32_PEDANTIC,
+    bar: 0.60,
+};
+const DECODE_BAR: f64 = 1.2;
+
+/// One buffer set of the rotation.
+struct Set<T: GemmInput, O: GemmOutput> {
+    a: DeviceBuffer<T>,
+    b: DeviceBuffer<T>,
+    c: DeviceBuffer<O>,
+}
+
+/// This crate's GEMM as a workload: the selector's plan for the shape, on rotated operands.
+struct CubinsGemm<'g, T: GemmInput, O: GemmOutput> {
+    gpu: &'g Gpu,
+    spec: TierSpec,
+    shape: RowMajorGemm,
+    desc: GemmDesc,
+    identity: Identity,
+    plan: RotationPlan,
+    host_a: Vec<u8>,
+    host_b: Vec<u8>,
+    sets: Vec<Set<T, O>>,
+    launch: Option<GemmLaunch>,
+}
+
+/// Elements of `T` from their little-endian bytes (the harness generates bytes).
+fn from_bytes<T: bytemuck::Pod + Default>(bytes: &[u8]) -> Vec<T> {
+    let mut v = vec![T::default(); bytes.len() / std::mem::size_of::<T>()];
+    bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(bytes);
+    v
+}
+
+fn layout_of(l: Layout) -> (bool, bool) {
+    (l == Layout::TN, l == Layout::NT)
+}
+
+impl<'g, T, O> CubinsGemm<'g, T, O>
+where
+    T: GemmInput + bytemuck::Pod + Default,
+    O: GemmOutput + bytemuck::Pod + Default,
+{
+    fn new(
+        s: &Session<'g>,
+        spec: TierSpec,
+        layout: Layout,
+        (m, n, k): (usize, usize, usize),
+        seed: u64,
+    ) -> Result<Self> {
+        let (trans_a, trans_b) = layout_of(layout);
+        let shape = RowMajorGemm {
+            m,
+            n,
+            k,
+            trans_a,
+            trans_b,
+        };
+        shape.validate()?;
+        let (na, nb, nc) = shape.elements();
+        let (ti, to) = (
+            spec.cublas.input.size_bytes(),
+            spec.cublas.output.size_bytes(),
+        );
+        let plan = RotationPlan::new(
+            ((na + nb) * ti + nc * to) as u64,
+            s.l2_bytes,
+            Residency::Streamed,
+        );
+        // The same generator and seeds as the cuBLAS arm: both read the same values.
+        let host_a = random_bytes(spec.cublas.input, na, seed);
+        let host_b = random_bytes(spec.cublas.input, nb, seed.wrapping_add(1));
+        let (a_dev, b_dev): (Vec<T>, Vec<T>) = (from_bytes::<T>(&host_a), from_bytes::<T>(&host_b));
+        let mut sets = Vec::with_capacity(plan.sets);
+        for _ in 0..plan.sets {
+            sets.push(Set {
+                a: upload(&a_dev)?,
+                b: upload(&b_dev)?,
+                c: poisoned::<O>(nc)?,
+            });
+        }
+        let placeholder = Identity {
+            kernel: String::new(),
+            route: route_of(&s.gpu.route("copy_vec16").map_err(|e| e.to_string())?),
+            toolkit: String::new(),
+            geometry: None,
+            dtype: String::new(),
+            shape: String::new(),
+            name: String::new(),
+        };
+        let mut w = CubinsGemm {
+            gpu: s.gpu,
+            spec,
+            shape,
+            desc: GemmDesc::new(layout, m, n, k),
+            identity: placeholder,
+            plan,
+            host_a,
+            host_b,
+            sets,
+            launch: None,
+        };
+        // One launch to learn the plan (and load the module) before the timer arms.
+        let stream = s.gpu.stream().map_err(|e| e.to_string())?;
+        let launch = w.launch(&stream, 0)?;
+        stream.synchronize().map_err(|e| format!("{e:?}"))?;
+        let route = s.gpu.route(&launch.plan.entry).map_err(|e| e.to_string())?;
+        w.identity = Identity {
+            kernel: launch.plan.entry.clone(),
+            route: route_of(&route),
+            toolkit: route.toolkit.into(),
+            geometry: Some(Geometry {
+                grid: [launch.plan.grid, 1, 1],
+                block: [launch.plan.block, 1, 1],
+                dynamic_smem_bytes: launch.plan.dynamic_smem_bytes,
+            }),
+            dtype: format!(
+                "{} in, {} out",
+                spec.cublas.input.name(),
+                spec.cublas.output.name()
+            ),
+            shape: shape.to_string(),
+            name: format!(
+                "{} ({})",
+                launch.plan.entry,
+                launch.plan.schedule.describe()
+            ),
+        };
+        w.launch = Some(launch);
+        Ok(w)
+    }
+
+    fn launch(&mut self, stream: &Stream, set: usize) -> Result<GemmLaunch> {
+        let s = &mut self.sets[set];
+        gemm(
+            self.gpu,
+            stream,
+            self.spec.tier,
+            &self.desc,
+            &s.a,
+            &s.b,
+            &mut s.c,
+            None,
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
+impl<T, O> Workload for CubinsGemm<'_, T, O>
+where
+    T: GemmInput + bytemuck::Pod + Default,
+    O: GemmOutput + bytemuck::Pod + Default,
+{
+    fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    fn work(&self) -> Option<Work> {
+        Some(Work::Flops(self.shape.flops()))
+    }
+
+    fn rotation(&self) -> RotationPlan {
+        self.plan
+    }
+
+    fn enqueue(&mut self, stream: &Stream, set: usize) -> Result<()> {
+        self.launch(stream, set).map(|_| ())
+    }
+
+    /// Every element of every set's C written (no all-ones bytes left), and sampled entries
+    /// against the float64 reference (the cuBLAS arm's check and tolerance).
+    fn verify(&mut self, stream: &Stream) -> Result<()> {
+        stream
+            .synchronize()
+            .map_err(|e| format!("cuStreamSynchronize: {e:?}"))?;
+        let entries = sample_entries(&self.shape, 28, 0x5eed);
+        let width = self.spec.cublas.output.size_bytes();
+        for (i, set) in self.sets.iter().enumerate() {
+            let c: Vec<u8> = bytemuck::cast_slice(&download(&set.c)?).to_vec();
+            if let Some(e) = c.chunks(width).position(|v| v.iter().all(|&b| b == 0xFF)) {
+                return Err(format!(
+                    "set {i}: C element {e} never written (poison left)"
+                ));
+            }
+            check_entries(
+                &self.shape,
+                &self.spec.cublas,
+                &self.host_a,
+                &self.host_b,
+                &c,
+                &entries,
+            )
+            .map_err(|e| format!("set {i}: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Measures `spec` against cuBLAS at one shape and layout; returns the speed ratio of a clean
+/// reading (comparator p50 / candidate p50).
+fn compare(
+    s: &mut Session<'_>,
+    cublas: &Cublas,
+    spec: TierSpec,
+    layout: Layout,
+    shape: (usize, usize, usize),
+    label: &str,
+) -> Result<Option<f64>> {
+    let seed = 0x6E44 ^ (shape.0 as u64) << 32 ^ (shape.1 as u64) << 16 ^ shape.2 as u64;
+    let (trans_a, trans_b) = layout_of(layout);
+    let row_major = RowMajorGemm {
+        m: shape.0,
+        n: shape.1,
+        k: shape.2,
+        trans_a,
+        trans_b,
+    };
+    let mut theirs = CublasGemm::new(
+        cublas,
+        row_major,
+        spec.cublas,
+        s.l2_bytes,
+        Residency::Streamed,
+        seed,
+    )?;
+    match spec.tier {
+        Tier::Bf16 => compare_with::<Bf16, Bf16>(s, spec, layout, shape, seed, label, &mut theirs),
+        Tier::Fp16 => compare_with::<F16, F16>(s, spec, layout, shape, seed, label, &mut theirs),
+        Tier::Tf32 | Tier::F32Pedantic => {
+            compare_with::<f32, f32>(s, spec, layout, shape, seed, label, &mut theirs)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn compare_with<T, O>(
+    s: &mut Session<'_>,
+    spec: TierSpec,
+    layout: Layout,
+    shape: (usize, usize, usize),
+    seed: u64,
+    label: &str,
+    theirs: &mut CublasGemm<'_>,
+) -> Result<Option<f64>>
+where
+    T: GemmInput + bytemuck::Pod + Default,
+    O: GemmOutput + bytemuck::Pod + Default,
+{
+    let mut ours = CubinsGemm::<T, O>::new(s, spec, layout, shape, seed)?;
+    if let Some(l) = &ours.launch {
+        let line = l.stamp(s.gpu).map_err(|e| e.to_string())?;
+        s.say(format!("GEMM-{line}"));
+    }
+    s.compare(label, &mut ours, theirs)?;
+    let r = s.readings().last().ok_or("no reading")?;
+    Ok(r.comparator
+        .as_ref()
+        .filter(|_| r.is_clean())
+        .map(|c| c.comparison.speed_ratio))
+}
+
+fn check_ratio(s: &mut Session<'_>, what: String, ratio: Option<f64>, bar: f64) {
+    let detail = match ratio {
+        Some(r) => format!("{:.1}% of cuBLAS's speed ({r:.3}x)", r * 100.0),
+        None => "no clean reading".into(),
+    };
+    s.check(what, ratio.is_some_and(|r| r >= bar), detail);
+}
+
+fn run(s: &mut Session<'_>) -> Result<()> {
+    let cublas = Cublas::open(&s.timer.stream)?;
+    s.record
+        .fact("cuBLAS", format!("{} from {}", cublas.version, cublas.path));
+    let quick = s.options.quick;
+
+    let tiers: &[TierSpec] = if quick {
+        &[BF16]
+    } else {
+        &[BF16, FP16, TF32, PEDANTIC]
+    };
+    let layouts: &[Layout] = if quick { &[Layout::NN] } else { &Layout::ALL };
+    for &spec in tiers {
+        for &layout in layouts {
+            for &shape in LARGE {
+                let (m, n, k) = shape;
+                let cube = m == n && n == k;
+                if quick && !(cube && (m == 4096 || m == 8192)) {
+                    continue;
+                }
+                let label = format!("{} {} {m}x{n}x{k}", spec.tier.name(), layout.name());
+                let ratio = compare(s, &cublas, spec, layout, shape, &label)?;
+                if cube && (m == 4096 || m == 8192) && layout == Layout::NN {
+                    check_ratio(
+                        s,
+                        format!("{label} >= {:.0}% of cuBLAS", spec.bar * 100.0),
+                        ratio,
+                        spec.bar,
+                    );
+                }
+            }
+        }
+    }
+
+    // Decode: weight-bandwidth-bound; graph replay so launch gaps do not count.
+    let graph = s.timer.graph;
+    s.timer.graph = true;
+    let decode_tiers: &[TierSpec] = if quick { &[BF16] } else { &[BF16, FP16] };
+    let decode_m: &[usize] = if quick { &[1, 16] } else { DECODE_M };
+    let decode_nk: &[usize] = if quick { &DECODE_NK[..1] } else { DECODE_NK };
+    for &spec in decode_tiers {
+        for layout in [Layout::NN, Layout::NT] {
+            for &nk in decode_nk {
+                for &m in decode_m {
+                    let label = format!(
+                        "{} {} decode {m}x{nk}x{nk}",
+                        spec.tier.name(),
+                        layout.name()
+                    );
+                    let ratio = compare(s, &cublas, spec, layout, (m, nk, nk), &label)?;
+                    if m <= 16 && nk == 4096 {
+                        check_ratio(
+                            s,
+                            format!("{label} >= {DECODE_BAR}x cuBLAS"),
+                            ratio,
+                            DECODE_BAR,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    s.timer.graph = graph;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    session::main("gemm", run)
+}
