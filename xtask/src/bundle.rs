@@ -2,6 +2,11 @@
 //! release with `sm_90` among the arches, stripped, with a runner script, in one folder that
 //! runs on a machine with an NVIDIA driver and no Rust (`bash DIR/run.sh RESULTS all`).
 //!
+//! Every binary embeds every kernel (tens of MB of cubins and PTX), so the binaries travel as
+//! one solid `payload.tar.xz` (the shared bytes compress away); `run.sh` checks the bundle's
+//! `SHA256SUMS`, unpacks into a temporary folder, checks each binary against
+//! `BINARIES.sha256`, and runs from there.
+//!
 //! GPU tests are the root crate's `tests/gpu_*.rs` plus `tests/no_device.rs`; benchmarks are
 //! every `[[bench]]` with `harness = false`. The binaries link `libcuda.so.1` by name (the
 //! link stub at build time, the driver's library where they run); a binary that records a
@@ -34,24 +39,32 @@ pub fn run(args: &[String]) -> Result {
         return Err("no GPU test binaries were built".into());
     }
 
-    if out.exists() {
-        std::fs::remove_dir_all(&out)?;
+    let staging = root().join("target/gpu-bundle-staging");
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)?;
     }
     let mut manifest = Vec::new();
     for (folder, binaries) in [("tests", &tests), ("benches", &benches)] {
-        std::fs::create_dir_all(out.join(folder))?;
+        std::fs::create_dir_all(staging.join(folder))?;
         for (name, path) in binaries.iter() {
-            let dest = out.join(folder).join(name);
+            let dest = staging.join(folder).join(name);
             std::fs::copy(path, &dest)?;
             strip(&dest)?;
             check_no_stub_path(&dest)?;
             manifest.push(format!("{folder}/{name}"));
         }
     }
+    if out.exists() {
+        std::fs::remove_dir_all(&out)?;
+    }
+    std::fs::create_dir_all(&out)?;
+    std::fs::write(out.join("BINARIES.sha256"), sums_of(&staging)?)?;
+    pack(&staging, &out.join("payload.tar.xz"))?;
     std::fs::write(out.join("run.sh"), RUNNER)?;
     set_executable(&out.join("run.sh"))?;
     std::fs::write(out.join("BUILD.txt"), build_txt(&archs, &manifest))?;
-    let total = write_sums(&out)?;
+    std::fs::write(out.join("SHA256SUMS"), sums_of(&out)?)?;
+    let total = size_of_dir(&out)?;
     if total > MAX_BYTES {
         return Err(format!(
             "the bundle is {} MiB, over the 64 MiB limit",
@@ -239,24 +252,56 @@ fn build_txt(archs: &str, binaries: &[String]) -> String {
     )
 }
 
-/// Writes `SHA256SUMS` over every file in `dir`; returns the total size.
-fn write_sums(dir: &Path) -> Result<u64> {
+/// `sha256sum` lines for every file under `dir` (except a `SHA256SUMS` there), sorted by path.
+fn sums_of(dir: &Path) -> Result<String> {
     let mut files = Vec::new();
     collect(dir, dir, &mut files)?;
     files.sort();
     let mut sums = String::new();
-    let mut total = 0;
     for rel in files {
         let bytes = std::fs::read(dir.join(&rel))?;
-        total += bytes.len() as u64;
         let digest: String = Sha256::digest(&bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
         sums.push_str(&format!("{digest}  {rel}\n"));
     }
-    std::fs::write(dir.join("SHA256SUMS"), sums)?;
+    Ok(sums)
+}
+
+fn size_of_dir(dir: &Path) -> Result<u64> {
+    let mut files = Vec::new();
+    collect(dir, dir, &mut files)?;
+    let mut total = std::fs::metadata(dir.join("SHA256SUMS"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    for rel in files {
+        total += std::fs::metadata(dir.join(rel))?.len();
+    }
     Ok(total)
+}
+
+/// `tar | xz -9`: one solid stream, so bytes the binaries share are stored once.
+fn pack(staging: &Path, archive: &Path) -> Result {
+    let mut tar = Command::new("tar")
+        .arg("-C")
+        .arg(staging)
+        .args(["-cf", "-", "tests", "benches"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("running tar: {e}"))?;
+    let tar_out = tar.stdout.take().ok_or("tar stdout")?;
+    let xz = Command::new("xz")
+        .args(["-9", "-T0", "-c"])
+        .stdin(tar_out)
+        .stdout(std::fs::File::create(archive)?)
+        .status()
+        .map_err(|e| format!("running xz (xz-utils): {e}"))?;
+    let tar = tar.wait()?;
+    if !tar.success() || !xz.success() {
+        return Err(format!("packing {} failed (tar {tar}, xz {xz})", archive.display()).into());
+    }
+    Ok(())
 }
 
 fn collect(base: &Path, dir: &Path, out: &mut Vec<String>) -> Result {

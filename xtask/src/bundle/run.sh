@@ -54,16 +54,16 @@ run_tests() {
   local dir="$1"
   shift
   mkdir -p "$dir"
-  local bin name log rc ran line test status
-  for bin in "$here"/tests/*; do
-    [ -x "$bin" ] || continue
-    name="$(basename "$bin")"
+  local exe name log rc ran line test status
+  for exe in "$bin"/tests/*; do
+    [ -x "$exe" ] || continue
+    name="$(basename "$exe")"
     if [ -n "$skip_bins" ] && [[ "$name" =~ $skip_bins ]]; then
       say "SKIP $name (not meaningful here: $skip_why)"
       continue
     fi
     log="$dir/$name.log"
-    "$@" "$bin" --include-ignored --test-threads=1 --show-output >"$log" 2>&1
+    "$@" "$exe" --include-ignored --test-threads=1 --show-output >"$log" 2>&1
     rc=$?
     ran=0
     while IFS= read -r line; do
@@ -95,25 +95,25 @@ run_tests() {
 run_bench() { # NAME [ARGS...]
   local name="$1"
   shift
-  local bin="$here/benches/$name"
-  if [ ! -x "$bin" ]; then
-    record FAIL "bench $name (no such benchmark; have: $(ls "$here/benches" | tr '\n' ' '))"
+  local exe="$bin/benches/$name"
+  if [ ! -x "$exe" ]; then
+    record FAIL "bench $name (no such benchmark; have: $(ls "$bin/benches" | tr '\n' ' '))"
     return
   fi
   mkdir -p "$results/bench"
-  "$bin" --results "$results/bench" "$@" 2>&1 | tee "$results/bench/$name.log"
+  "$exe" --results "$results/bench" "$@" 2>&1 | tee "$results/bench/$name.log"
   local rc=${PIPESTATUS[0]}
   if [ "$rc" -eq 0 ]; then record PASS "bench $name"; else record FAIL "bench $name (exit $rc)"; fi
 }
 
 run_benches() {
-  local bin name
-  for bin in "$here"/benches/*; do
-    name="$(basename "$bin")"
+  local exe name
+  for exe in "$bin"/benches/*; do
+    name="$(basename "$exe")"
     [ "$name" = run_bench ] && continue
     run_bench "$name"
   done
-  [ -x "$here/benches/run_bench" ] && run_bench run_bench
+  [ -x "$bin/benches/run_bench" ] && run_bench run_bench
 }
 
 run_sanitizer() {
@@ -132,6 +132,19 @@ run_sanitizer() {
   unset CUBINS_SANITIZER
   skip_bins=""
 }
+
+# The binaries travel packed (payload.tar.xz); check, unpack into a temporary folder, check again.
+bin="$(mktemp -d "${TMPDIR:-/tmp}/cubins-bundle.XXXXXX")" || exit 2
+trap 'rm -rf "$bin"' EXIT
+if ! (cd "$here" && sha256sum --quiet -c SHA256SUMS); then
+  echo "the bundle does not match its SHA256SUMS: copy it again" >&2
+  exit 2
+fi
+if ! xz -dc "$here/payload.tar.xz" | tar -xf - -C "$bin" || ! (cd "$bin" && sha256sum --quiet -c "$here/BINARIES.sha256"); then
+  echo "unpacking $here/payload.tar.xz into $bin failed (needs tar and xz)" >&2
+  exit 2
+fi
+cp "$here/BINARIES.sha256" "$results/bundle-BINARIES.sha256"
 
 {
   echo "bundle: $(head -n 1 "$here/BUILD.txt" 2>/dev/null)"
