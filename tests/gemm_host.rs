@@ -240,6 +240,35 @@ fn epilogue_staging_is_bank_conflict_free() {
 }
 
 #[test]
+fn interior_copies_are_one_pointer_and_a_stride_per_thread() {
+    // TileCopy's fast path addresses chunk i of a thread as its first chunk plus
+    // i * kRowsPerPass rows: true when every thread's chunks share a column.
+    for (tier, layout, t) in mma_configs() {
+        let tile = MmaTileModel::from_plan(&t);
+        let stage = MmaStage::new(
+            tier.input_bytes() as usize,
+            layout.a_k_major(),
+            layout.b_k_major(),
+            &tile,
+        );
+        for copy in [stage.copy_a, stage.copy_b] {
+            let rows_per_pass = copy.threads / copy.chunks_per_row();
+            for tid in 0..copy.threads {
+                let first = copy.chunk(0, tid, 0, 0, usize::MAX, usize::MAX);
+                for i in 0..copy.per_thread() {
+                    let c = copy.chunk(i, tid, 0, 0, usize::MAX, usize::MAX);
+                    assert_eq!(
+                        (c.row, c.col),
+                        (first.row + i * rows_per_pass, first.col),
+                        "{tier:?} {layout:?} {copy:?} tid {tid} i {i}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn tile_copy_loads_every_element_once_and_zero_fills_outside() {
     for (tier, layout, t) in mma_configs() {
         let tile = MmaTileModel::from_plan(&t);
@@ -291,8 +320,9 @@ fn tile_copy_loads_every_element_once_and_zero_fills_outside() {
 
 #[test]
 fn stage_ring_waits_cover_the_tile_and_refills_only_consumed_stages() {
-    // The group accounting of gemm_mma's main loop: the prologue commits stages - 1 groups,
-    // each iteration waits until at most stages - 2 are pending, then commits one more.
+    // The group accounting of gemm_mma's loop: iteration j commits one group (k tile j, or
+    // empty past the end); from j = stages - 1 on it first waits until at most stages - 2
+    // groups are pending and then computes k tile j - (stages - 1).
     for stages in 2..=5usize {
         for ktiles in 0..=13usize {
             let mut group_tile: Vec<Option<usize>> = Vec::new();

@@ -285,30 +285,31 @@ pub fn emulate_mma(p: &EmuProblem, tile: &MmaTileModel) -> Vec<f64> {
             content: vec![None; s_count],
             written: vec![vec![0; stage.chunks()]; s_count],
         };
-        for s in 0..s_count - 1 {
-            if s < ktiles {
-                ring.fill(p, s, s, m_base, n_base, tile.bk);
-            }
-        }
         let warps = tile.warps_m * tile.warps_n;
         let mut acc = vec![vec![vec![[[0.0f64; 4]; 32]; tile.nt()]; tile.mt()]; warps];
-        let (mut read_stage, mut write_stage) = (0, s_count - 1);
-        for kt in 0..ktiles {
+        // gemm_mma's loop: iteration j issues k tile j and computes tile j - (stages - 1).
+        let (mut read_stage, mut write_stage) = (0, 0);
+        for j in 0..ktiles + s_count - 1 {
+            let kt = j as isize - (s_count as isize - 1);
+            if j < ktiles {
+                if let Some(old) = ring.content[write_stage] {
+                    assert!(
+                        (old as isize) < kt,
+                        "stage {write_stage} refilled while tile {old} is still unread"
+                    );
+                }
+                ring.fill(p, write_stage, j, m_base, n_base, tile.bk);
+            }
+            write_stage = (write_stage + 1) % s_count;
+            if kt < 0 {
+                continue;
+            }
+            let kt = kt as usize;
             assert_eq!(
                 ring.content[read_stage],
                 Some(kt),
                 "stage {read_stage} does not hold tile {kt} when it is read"
             );
-            if kt + s_count - 1 < ktiles {
-                assert_ne!(write_stage, read_stage);
-                if let Some(old) = ring.content[write_stage] {
-                    assert!(
-                        old < kt,
-                        "stage {write_stage} refilled while tile {old} is still unread"
-                    );
-                }
-                ring.fill(p, write_stage, kt + s_count - 1, m_base, n_base, tile.bk);
-            }
             let sa = ring.stage_base(read_stage) as u32;
             let sb = sa + (stage.chunks_a() * CHUNK) as u32;
             for (warp, acc) in acc.iter_mut().enumerate() {
@@ -359,7 +360,6 @@ pub fn emulate_mma(p: &EmuProblem, tile: &MmaTileModel) -> Vec<f64> {
                 }
             }
             read_stage = (read_stage + 1) % s_count;
-            write_stage = (write_stage + 1) % s_count;
         }
         // Epilogue: per warp and m16 slice, accumulators -> staged slice -> quads of C.
         for (warp, acc) in acc.iter().enumerate() {

@@ -158,6 +158,7 @@ impl TileCopy {
         self.cols % self.elems_per_chunk() == 0
             && self.chunks() % self.threads == 0
             && (cpr <= 8 || cpr % 8 == 0)
+            && self.threads % cpr == 0
     }
 
     /// `TileCopy::chunk(i, tid, ...)`.

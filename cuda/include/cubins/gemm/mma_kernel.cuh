@@ -119,23 +119,23 @@ __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
 #pragma unroll
       for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
 
-  // Prologue: k tiles 0 .. STAGES-2 in flight, one commit group each (empty past the end,
-  // so the group count, and with it the wait below, stays uniform).
-#pragma unroll 1
-  for (int s = 0; s < Tile::kStages - 1; ++s) {
-    if (s < ktiles) issue(s, s);
+  // One loop issues k tile j and computes k tile kt = j - (STAGES - 1), so the copy code
+  // appears once: the first STAGES - 1 iterations only fill the ring. One commit group per
+  // iteration (empty past the last tile), so the group count, and with it the wait, stays
+  // uniform.
+  int write_stage = 0, read_stage = 0;
+  for (int j = 0; j < ktiles + Tile::kStages - 1; ++j) {
+    const int kt = j - (Tile::kStages - 1);
+    if (kt >= 0) {
+      // Tile kt has landed for this thread; the barrier makes every thread's copies visible
+      // and proves every warp is done with the stage the issue below overwrites (read in kt - 1).
+      cubins::cp_async_wait<Tile::kStages - 2>();
+      __syncthreads();
+    }
+    if (j < ktiles) issue(write_stage, j);
     cubins::cp_async_commit();
-  }
-
-  int read_stage = 0;
-  int write_stage = Tile::kStages - 1;
-  for (int kt = 0; kt < ktiles; ++kt) {
-    // Tile kt has landed for this thread; the barrier makes every thread's copies visible
-    // and proves every warp is done with the stage the next issue overwrites (read in kt-1).
-    cubins::cp_async_wait<Tile::kStages - 2>();
-    __syncthreads();
-    if (kt + Tile::kStages - 1 < ktiles) issue(write_stage, kt + Tile::kStages - 1);
-    cubins::cp_async_commit();
+    write_stage = write_stage + 1 == Tile::kStages ? 0 : write_stage + 1;
+    if (kt < 0) continue;
 
     const unsigned sa = smem_addr(smem + read_stage * kStageChunks);
     const unsigned sb = sa + kChunksA * 16u;
@@ -154,7 +154,6 @@ __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
         for (int ni = 0; ni < Tile::kNt; ++ni) MmaTraits<T>::mma(acc[mi][ni], a[mi], b[ni]);
     }
     read_stage = read_stage + 1 == Tile::kStages ? 0 : read_stage + 1;
-    write_stage = write_stage + 1 == Tile::kStages ? 0 : write_stage + 1;
   }
   // Epilogue through shared memory: the ring is free once every warp is past its last read.
   cubins::cp_async_wait<0>();

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "cubins/common.cuh"
 #include "cubins/gemm/layout.cuh"
 #include "cubins/gemm/ptx.cuh"
 
@@ -50,18 +51,32 @@ struct TileCopy {
   static constexpr int kChunksPerRow = COLS / kElemsPerChunk;
   static constexpr int kChunks = ROWS * kChunksPerRow;
   static constexpr int kPerThread = kChunks / THREADS;
+  static constexpr int kRowsPerPass = THREADS / kChunksPerRow;
   // Chunks the tile occupies in shared memory (padding included).
   static constexpr int kFootprint = TileLayout::footprint(ROWS, kChunksPerRow);
   static_assert(COLS % kElemsPerChunk == 0, "tile rows are whole 16-byte chunks");
   static_assert(kChunks % THREADS == 0, "every thread copies the same number of chunks");
   static_assert(kChunksPerRow <= 8 || kChunksPerRow % 8 == 0, "wide rows are whole 8-chunk panels");
+  static_assert(THREADS % kChunksPerRow == 0, "a thread's chunks share one column");
 
   // `vec`: 16-byte aligned base and leading dimension, so a chunk is one cp.async (partial
   // chunks at the column edge read only their valid bytes). Otherwise element loads.
   __device__ __forceinline__ static void issue(uint4* tile, const T* g, int64_t ld, int row0, int col0,
                                                int rows_total, int cols_total, bool vec, int tid) {
-    // One branch per tile, not per chunk: `vec` is uniform over the launch.
-    if (vec) {
+    // One branch per tile, not per chunk: both conditions are uniform over the block.
+    const bool interior = row0 + ROWS <= rows_total && col0 + COLS <= cols_total;
+    if (vec && interior) {
+      // Every chunk whole and inside: plain 16-byte copies, no bounds arithmetic. A thread's
+      // chunks share a column and lie kRowsPerPass rows apart: one pointer and a stride.
+      const CopySlot first = copy_slot<TileLayout>(0, tid, THREADS, ROWS, kChunksPerRow);
+      const T* src = g + (row0 + first.row) * ld + col0 + first.col * kElemsPerChunk;
+      const int64_t pass = kRowsPerPass * ld;
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) {
+        const CopySlot s = copy_slot<TileLayout>(i, tid, THREADS, ROWS, kChunksPerRow);
+        cubins::cp_async_16(tile + s.offset, src + i * pass);
+      }
+    } else if (vec) {
 #pragma unroll
       for (int i = 0; i < kPerThread; ++i) {
         const Chunk c = chunk(i, tid, row0, col0, rows_total, cols_total);
