@@ -880,6 +880,22 @@ fn plan_rejects_bad_problems() {
 }
 
 #[test]
+fn empty_outputs_launch_nothing() {
+    for tier in Tier::ALL {
+        for layout in Layout::ALL {
+            for (m, n, k) in [(0, 64, 64), (64, 0, 64), (0, 0, 0), (8, 0, 4096)] {
+                let mut p = problem(tier, layout, m, n, k);
+                p.lda = p.lda.max(1);
+                p.ldb = p.ldb.max(1);
+                p.ldc = p.ldc.max(1);
+                let pl = plan::plan(&p, &H200, &Choice::default(), true).unwrap();
+                assert_eq!(pl.grid, 0, "{tier:?} {layout:?} {m}x{n}x{k}");
+            }
+        }
+    }
+}
+
+#[test]
 fn only_the_pedantic_tier_takes_a_grid() {
     let p = problem(Tier::F32Pedantic, Layout::NN, 300, 300, 64);
     for g in [1, 7, 1000] {

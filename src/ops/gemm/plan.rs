@@ -650,6 +650,8 @@ pub fn plan(
         None => select(p, device),
     };
     let (blocks, smem) = match &schedule {
+        // An empty C: nothing to launch.
+        _ if p.m == 0 || p.n == 0 => (0, 0),
         Schedule::Mma(t) => (tiles(p.m, p.n, t.bm, t.bn), t.smem_bytes(p.tier, p.layout)),
         Schedule::Decode(_) => (u64::from(p.n.div_ceil(DECODE_BLOCK_N)), 0),
         Schedule::Fma(t) => (tiles(p.m, p.n, t.bm, t.bn), 0),
@@ -658,9 +660,10 @@ pub fn plan(
         return Err(PlanError::GridTooLarge { blocks });
     }
     let grid = match (choice.grid, &schedule) {
+        (_, _) if blocks == 0 => 0,
         (None, _) => blocks as u32,
         // The FFMA kernel walks tiles with a grid-stride loop: any grid computes every tile.
-        (Some(g), Schedule::Fma(_)) if g > 0 && blocks > 0 => g,
+        (Some(g), Schedule::Fma(_)) if g > 0 => g,
         (Some(g), _) => {
             return Err(PlanError::Schedule {
                 requested: format!("{} with grid {g}", entry_name(p.tier, p.layout, &schedule)),
