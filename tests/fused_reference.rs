@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::data::{max_row_relative_error, round_to, Elem, SplitMix64};
+use common::data::{max_row_relative_error, max_row_scaled_error, round_to, Elem, SplitMix64};
 use common::digest::{fnv1a64, hash_line, DigestFile};
 use common::reference::{
     residual_add, rmsnorm, rmsnorm_backward, rope, rope_table, softmax, softmax_backward,
@@ -361,4 +361,17 @@ fn the_row_split_covers_every_column_once() {
             }
         }
     }
+}
+
+#[test]
+fn rmsnorm_dx_of_a_one_element_row_is_judged_against_its_terms() {
+    // x / rms(x) is +-1 for a single element, so dx is a cancellation of two terms of size
+    // rstd * |dy * w| down to ~eps: rounding in those terms, not |dx|, sets the yardstick.
+    let g = rmsnorm_backward(&[0.7], &[1.2], &[-0.4], 1, 1e-6);
+    assert!(g.dx[0].abs() < 1e-5 * g.dx_term_scale[0]);
+    let rounded = [g.dx[0] + 3e-3 * g.dx_term_scale[0]];
+    assert!(max_row_scaled_error(&rounded, &g.dx, 1, Some(&g.dx_term_scale)).0 <= bf16::TOLERANCE);
+    assert!(max_row_relative_error(&rounded, &g.dx, 1).0 > bf16::TOLERANCE);
+    let wrong = [g.dx[0] + 0.1 * g.dx_term_scale[0]];
+    assert!(max_row_scaled_error(&wrong, &g.dx, 1, Some(&g.dx_term_scale)).0 > bf16::TOLERANCE);
 }

@@ -29,6 +29,10 @@ pub fn residual_add(x: &[f64], residual: &[f64], round: impl Fn(f64) -> f64) -> 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RmsNormGrads {
     pub dx: Vec<f64>,
+    /// Per row, the magnitude of dx's two terms (rstd * max |dy * w|): dx is their
+    /// difference, so its rounding error scales with them, not with |dx| (which is ~0 for
+    /// a row of one element).
+    pub dx_term_scale: Vec<f64>,
     pub dw: Vec<f64>,
 }
 
@@ -37,6 +41,7 @@ pub fn rmsnorm_backward(x: &[f64], w: &[f64], dy: &[f64], cols: usize, eps: f64)
     assert_eq!(w.len(), cols);
     assert_eq!(x.len(), dy.len());
     let mut dx = Vec::with_capacity(x.len());
+    let mut dx_term_scale = Vec::with_capacity(x.len() / cols);
     let mut dw = vec![0.0; cols];
     for (xr, dyr) in x.chunks(cols).zip(dy.chunks(cols)) {
         let rstd = inv_rms(xr, eps);
@@ -47,12 +52,22 @@ pub fn rmsnorm_backward(x: &[f64], w: &[f64], dy: &[f64], cols: usize, eps: f64)
             .map(|((xv, g), wv)| g * wv * xv)
             .sum::<f64>();
         let coef = dot * rstd.powi(3) / cols as f64;
+        dx_term_scale.push(
+            rstd * dyr
+                .iter()
+                .zip(w)
+                .fold(0.0f64, |m, (g, wv)| m.max((g * wv).abs())),
+        );
         for c in 0..cols {
             dx.push(rstd * dyr[c] * w[c] - coef * xr[c]);
             dw[c] += dyr[c] * xr[c] * rstd;
         }
     }
-    RmsNormGrads { dx, dw }
+    RmsNormGrads {
+        dx,
+        dx_term_scale,
+        dw,
+    }
 }
 
 /// Softmax of each row, with the max subtracted first.
