@@ -13,10 +13,13 @@
 //! fp16 at 4096^3 and 8192^3 >= 70% of cuBLAS, TF32 >= 70% of cuBLAS TF32, pedantic f32 >= 60%
 //! of cuBLAS pedantic fp32 (layout NN), decode M <= 16 at 4096 >= 1.2x cuBLAS (NN and NT).
 //! `--quick`: bf16 NN at 4096^3 and 8192^3 and decode M in {1, 16} at 4096.
+//! `CUBINS_GEMM_SWEEP=1`: also every bf16 schedule forced at those shapes (selector calibration).
 
 mod harness;
 
-use cubins::ops::gemm::{gemm, GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout, Tier};
+use cubins::ops::gemm::{
+    gemm, plan, GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout, Schedule, Tier,
+};
 use cubins::runtime::{Bf16, Gpu, F16};
 use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
@@ -73,6 +76,59 @@ const PEDANTIC: TierSpec = TierSpec {
     bar: 0.60,
 };
 const DECODE_BAR: f64 = 1.2;
+/// `CUBINS_GEMM_SWEEP=1`: also every schedule of the tier, forced, at the checked shapes (bf16
+/// NN 4096^3 and 8192^3, decode M in {1, 16, 64, 128} at 4096), to calibrate the selector.
+const SWEEP_ENV: &str = "CUBINS_GEMM_SWEEP";
+
+/// One reading: tier, layout, (M, N, K), and a schedule forced instead of the selector's.
+#[derive(Debug, Clone, Copy)]
+struct Cell {
+    spec: TierSpec,
+    layout: Layout,
+    shape: (usize, usize, usize),
+    schedule: Option<Schedule>,
+}
+
+impl Cell {
+    fn new(spec: TierSpec, layout: Layout, shape: (usize, usize, usize)) -> Cell {
+        Cell {
+            spec,
+            layout,
+            shape,
+            schedule: None,
+        }
+    }
+
+    fn label(&self) -> String {
+        let (m, n, k) = self.shape;
+        let forced = match &self.schedule {
+            Some(s) => format!(" forced {}", s.label()),
+            None => String::new(),
+        };
+        format!(
+            "{} {} {m}x{n}x{k}{forced}",
+            self.spec.tier.name(),
+            self.layout.name()
+        )
+    }
+
+    /// The same operands for every arm and schedule of a shape.
+    fn seed(&self) -> u64 {
+        let (m, n, k) = self.shape;
+        0x6E44 ^ (m as u64) << 32 ^ (n as u64) << 16 ^ k as u64
+    }
+
+    fn row_major(&self) -> RowMajorGemm {
+        let (m, n, k) = self.shape;
+        RowMajorGemm {
+            m,
+            n,
+            k,
+            trans_a: self.layout == Layout::TN,
+            trans_b: self.layout == Layout::NT,
+        }
+    }
+}
 
 /// One buffer set of the rotation.
 struct Set<T: GemmInput, O: GemmOutput> {
@@ -88,7 +144,7 @@ struct CubinsGemm<'g, T: GemmInput, O: GemmOutput> {
     shape: RowMajorGemm,
     desc: GemmDesc,
     identity: Identity,
-    plan: RotationPlan,
+    rotation: RotationPlan,
     host_a: Vec<u8>,
     host_b: Vec<u8>,
     sets: Vec<Set<T, O>>,
@@ -102,37 +158,21 @@ fn from_bytes<T: bytemuck::Pod + Default>(bytes: &[u8]) -> Vec<T> {
     v
 }
 
-fn layout_of(l: Layout) -> (bool, bool) {
-    (l == Layout::TN, l == Layout::NT)
-}
-
 impl<'g, T, O> CubinsGemm<'g, T, O>
 where
     T: GemmInput + bytemuck::Pod + Default,
     O: GemmOutput + bytemuck::Pod + Default,
 {
-    fn new(
-        s: &Session<'g>,
-        spec: TierSpec,
-        layout: Layout,
-        (m, n, k): (usize, usize, usize),
-        seed: u64,
-    ) -> Result<Self> {
-        let (trans_a, trans_b) = layout_of(layout);
-        let shape = RowMajorGemm {
-            m,
-            n,
-            k,
-            trans_a,
-            trans_b,
-        };
+    fn new(s: &Session<'g>, cell: &Cell) -> Result<Self> {
+        let (spec, seed) = (cell.spec, cell.seed());
+        let shape = cell.row_major();
         shape.validate()?;
         let (na, nb, nc) = shape.elements();
         let (ti, to) = (
             spec.cublas.input.size_bytes(),
             spec.cublas.output.size_bytes(),
         );
-        let plan = RotationPlan::new(
+        let rotation = RotationPlan::new(
             ((na + nb) * ti + nc * to) as u64,
             s.l2_bytes,
             Residency::Streamed,
@@ -141,8 +181,8 @@ where
         let host_a = random_bytes(spec.cublas.input, na, seed);
         let host_b = random_bytes(spec.cublas.input, nb, seed.wrapping_add(1));
         let (a_dev, b_dev): (Vec<T>, Vec<T>) = (from_bytes::<T>(&host_a), from_bytes::<T>(&host_b));
-        let mut sets = Vec::with_capacity(plan.sets);
-        for _ in 0..plan.sets {
+        let mut sets = Vec::with_capacity(rotation.sets);
+        for _ in 0..rotation.sets {
             sets.push(Set {
                 a: upload(&a_dev)?,
                 b: upload(&b_dev)?,
@@ -162,9 +202,15 @@ where
             gpu: s.gpu,
             spec,
             shape,
-            desc: GemmDesc::new(layout, m, n, k),
+            desc: GemmDesc {
+                choice: plan::Choice {
+                    schedule: cell.schedule,
+                    grid: None,
+                },
+                ..GemmDesc::new(cell.layout, shape.m, shape.n, shape.k)
+            },
             identity: placeholder,
-            plan,
+            rotation,
             host_a,
             host_b,
             sets,
@@ -230,7 +276,7 @@ where
     }
 
     fn rotation(&self) -> RotationPlan {
-        self.plan
+        self.rotation
     }
 
     fn enqueue(&mut self, stream: &Stream, set: usize) -> Result<()> {
@@ -266,67 +312,63 @@ where
     }
 }
 
-/// Measures `spec` against cuBLAS at one shape and layout; returns the speed ratio of a clean
-/// reading (comparator p50 / candidate p50).
-fn compare(
-    s: &mut Session<'_>,
-    cublas: &Cublas,
-    spec: TierSpec,
-    layout: Layout,
-    shape: (usize, usize, usize),
-    label: &str,
-) -> Result<Option<f64>> {
-    let seed = 0x6E44 ^ (shape.0 as u64) << 32 ^ (shape.1 as u64) << 16 ^ shape.2 as u64;
-    let (trans_a, trans_b) = layout_of(layout);
-    let row_major = RowMajorGemm {
-        m: shape.0,
-        n: shape.1,
-        k: shape.2,
-        trans_a,
-        trans_b,
-    };
+/// Measures one cell against cuBLAS (same layout, dtypes and operands); returns the speed
+/// ratio of a clean reading (comparator p50 / candidate p50).
+fn compare(s: &mut Session<'_>, cublas: &Cublas, cell: &Cell) -> Result<Option<f64>> {
     let mut theirs = CublasGemm::new(
         cublas,
-        row_major,
-        spec.cublas,
+        cell.row_major(),
+        cell.spec.cublas,
         s.l2_bytes,
         Residency::Streamed,
-        seed,
+        cell.seed(),
     )?;
-    match spec.tier {
-        Tier::Bf16 => compare_with::<Bf16, Bf16>(s, spec, layout, shape, seed, label, &mut theirs),
-        Tier::Fp16 => compare_with::<F16, F16>(s, spec, layout, shape, seed, label, &mut theirs),
-        Tier::Tf32 | Tier::F32Pedantic => {
-            compare_with::<f32, f32>(s, spec, layout, shape, seed, label, &mut theirs)
-        }
+    match cell.spec.tier {
+        Tier::Bf16 => compare_with::<Bf16, Bf16>(s, cell, &mut theirs),
+        Tier::Fp16 => compare_with::<F16, F16>(s, cell, &mut theirs),
+        Tier::Tf32 | Tier::F32Pedantic => compare_with::<f32, f32>(s, cell, &mut theirs),
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn compare_with<T, O>(
     s: &mut Session<'_>,
-    spec: TierSpec,
-    layout: Layout,
-    shape: (usize, usize, usize),
-    seed: u64,
-    label: &str,
+    cell: &Cell,
     theirs: &mut CublasGemm<'_>,
 ) -> Result<Option<f64>>
 where
     T: GemmInput + bytemuck::Pod + Default,
     O: GemmOutput + bytemuck::Pod + Default,
 {
-    let mut ours = CubinsGemm::<T, O>::new(s, spec, layout, shape, seed)?;
+    let mut ours = CubinsGemm::<T, O>::new(s, cell)?;
     if let Some(l) = &ours.launch {
         let line = l.stamp(s.gpu).map_err(|e| e.to_string())?;
         s.say(format!("GEMM-{line}"));
     }
-    s.compare(label, &mut ours, theirs)?;
+    s.compare(&cell.label(), &mut ours, theirs)?;
     let r = s.readings().last().ok_or("no reading")?;
     Ok(r.comparator
         .as_ref()
         .filter(|_| r.is_clean())
         .map(|c| c.comparison.speed_ratio))
+}
+
+/// Every other schedule of the cell's tier and layout, forced, where it applies.
+fn sweep(s: &mut Session<'_>, cublas: &Cublas, cell: Cell) -> Result<()> {
+    for schedule in plan::schedules(cell.spec.tier, cell.layout) {
+        let forced = Cell {
+            schedule: Some(schedule),
+            ..cell
+        };
+        match compare(s, cublas, &forced) {
+            Ok(_) => {}
+            // A schedule that does not apply (decode past M = 16) is refused before launch.
+            Err(e) if e.contains("forced schedule") => {
+                s.say(format!("{}: skipped ({e})", forced.label()))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn check_ratio(s: &mut Session<'_>, what: String, ratio: Option<f64>, bar: f64) {
@@ -343,6 +385,7 @@ fn run(s: &mut Session<'_>) -> Result<()> {
         .fact("cuBLAS", format!("{} from {}", cublas.version, cublas.path));
     let quick = s.options.quick;
 
+    let sweeping = std::env::var(SWEEP_ENV).is_ok_and(|v| v == "1");
     let tiers: &[TierSpec] = if quick {
         &[BF16]
     } else {
@@ -353,19 +396,18 @@ fn run(s: &mut Session<'_>) -> Result<()> {
         for &layout in layouts {
             for &shape in LARGE {
                 let (m, n, k) = shape;
-                let cube = m == n && n == k;
-                if quick && !(cube && (m == 4096 || m == 8192)) {
+                let checked = m == n && n == k && (m == 4096 || m == 8192);
+                if quick && !checked {
                     continue;
                 }
-                let label = format!("{} {} {m}x{n}x{k}", spec.tier.name(), layout.name());
-                let ratio = compare(s, &cublas, spec, layout, shape, &label)?;
-                if cube && (m == 4096 || m == 8192) && layout == Layout::NN {
-                    check_ratio(
-                        s,
-                        format!("{label} >= {:.0}% of cuBLAS", spec.bar * 100.0),
-                        ratio,
-                        spec.bar,
-                    );
+                let cell = Cell::new(spec, layout, shape);
+                let ratio = compare(s, &cublas, &cell)?;
+                if checked && layout == Layout::NN {
+                    let what = format!("{} >= {:.0}% of cuBLAS", cell.label(), spec.bar * 100.0);
+                    check_ratio(s, what, ratio, spec.bar);
+                    if sweeping && spec.tier == Tier::Bf16 {
+                        sweep(s, &cublas, cell)?;
+                    }
                 }
             }
         }
@@ -381,19 +423,14 @@ fn run(s: &mut Session<'_>) -> Result<()> {
         for layout in [Layout::NN, Layout::NT] {
             for &nk in decode_nk {
                 for &m in decode_m {
-                    let label = format!(
-                        "{} {} decode {m}x{nk}x{nk}",
-                        spec.tier.name(),
-                        layout.name()
-                    );
-                    let ratio = compare(s, &cublas, spec, layout, (m, nk, nk), &label)?;
+                    let cell = Cell::new(spec, layout, (m, nk, nk));
+                    let ratio = compare(s, &cublas, &cell)?;
                     if m <= 16 && nk == 4096 {
-                        check_ratio(
-                            s,
-                            format!("{label} >= {DECODE_BAR}x cuBLAS"),
-                            ratio,
-                            DECODE_BAR,
-                        );
+                        let what = format!("{} >= {DECODE_BAR}x cuBLAS", cell.label());
+                        check_ratio(s, what, ratio, DECODE_BAR);
+                    }
+                    if sweeping && spec.tier == Tier::Bf16 && nk == 4096 && m != 8 {
+                        sweep(s, &cublas, cell)?;
                     }
                 }
             }
