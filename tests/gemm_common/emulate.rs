@@ -6,8 +6,8 @@
 //! differs from the reference GEMM is a schedule bug, not rounding.
 
 use super::model::{
-    assemble, decode_column, epilogue_quad, epilogue_slot, execute, fma_owned, load_a, load_b_pair,
-    mma, raster_grouped, tf32_round, touched, MmaKind, MmaStage, MmaTileModel, CHUNK, EPILOGUE_PAD,
+    decode_column, epilogue_quad, epilogue_slot, execute, fma_owned, load_a, load_b_pair, mma,
+    raster_grouped, tf32_round, touched, MmaKind, MmaStage, MmaTileModel, CHUNK, EPILOGUE_PAD,
 };
 use super::plan::{Layout, RASTER_GROUP};
 
@@ -672,13 +672,4 @@ pub fn emulate_pedantic(
         );
     }
     out
-}
-
-/// Makes `assemble` reachable for tests that probe fragment layouts directly.
-pub fn fragment_matrices(
-    kind: MmaKind,
-    a: &[[u32; 4]; 32],
-    b: &[[u32; 2]; 32],
-) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
-    assemble(kind, a, b)
 }
