@@ -320,9 +320,12 @@ fn tile_copy_loads_every_element_once_and_zero_fills_outside() {
 
 #[test]
 fn stage_ring_waits_cover_the_tile_and_refills_only_consumed_stages() {
-    // The group accounting of gemm_mma's loop: iteration j commits one group (k tile j, or
-    // empty past the end); from j = stages - 1 on it first waits until at most stages - 2
-    // groups are pending and then computes k tile j - (stages - 1).
+    // The group accounting of gemm_mma's pipeline: the prologue commits stages - 1 groups
+    // (k tiles 0 .. stages - 2, empty past the end) and waits until at most stages - 2 are
+    // pending before reading tile 0; k tile kt commits one group at its first step (tile
+    // kt + stages - 1, into the stage tile kt - 1 used) and, at its last step, waits again
+    // (at most stages - 2 pending) and passes the barrier before reading tile kt + 1. So
+    // before tile kt is read, stages - 1 + kt groups have been committed.
     for stages in 2..=5usize {
         for ktiles in 0..=13usize {
             let mut group_tile: Vec<Option<usize>> = Vec::new();

@@ -287,7 +287,11 @@ pub fn emulate_mma(p: &EmuProblem, tile: &MmaTileModel) -> Vec<f64> {
         };
         let warps = tile.warps_m * tile.warps_n;
         let mut acc = vec![vec![vec![[[0.0f64; 4]; 32]; tile.nt()]; tile.mt()]; warps];
-        // gemm_mma's loop: iteration j issues k tile j and computes tile j - (stages - 1).
+        // gemm_mma's schedule: the prologue fills k tiles 0 .. stages - 2; k tile kt refills
+        // the stage tile kt - 1 used with tile kt + stages - 1, and every fragment it reads
+        // comes from tile kt's stage (its first step's fragments are loaded at the end of
+        // tile kt - 1, after the barrier, from the same stage). Step j of this loop is the
+        // fill of tile j followed by the reads of tile j - (stages - 1).
         let (mut read_stage, mut write_stage) = (0, 0);
         for j in 0..ktiles + s_count - 1 {
             let kt = j as isize - (s_count as isize - 1);

@@ -156,7 +156,7 @@ pub const TILE_MEDIUM: MmaTile = MmaTile {
     warps_m: 2,
     warps_n: 4,
     stages: 4,
-    min_blocks: 2,
+    min_blocks: 1,
 };
 pub const TILE_SMALL: MmaTile = MmaTile {
     bm: 64,

@@ -119,41 +119,64 @@ __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
 #pragma unroll
       for (int r = 0; r < 4; ++r) acc[mi][ni][r] = 0.0f;
 
-  // One loop issues k tile j and computes k tile kt = j - (STAGES - 1), so the copy code
-  // appears once: the first STAGES - 1 iterations only fill the ring. One commit group per
-  // iteration (empty past the last tile), so the group count, and with it the wait, stays
-  // uniform.
-  int write_stage = 0, read_stage = 0;
-  for (int j = 0; j < ktiles + Tile::kStages - 1; ++j) {
-    const int kt = j - (Tile::kStages - 1);
-    if (kt >= 0) {
-      // Tile kt has landed for this thread; the barrier makes every thread's copies visible
-      // and proves every warp is done with the stage the issue below overwrites (read in kt - 1).
-      cubins::cp_async_wait<Tile::kStages - 2>();
-      __syncthreads();
-    }
-    if (j < ktiles) issue(write_stage, j);
-    cubins::cp_async_commit();
-    write_stage = write_stage + 1 == Tile::kStages ? 0 : write_stage + 1;
-    if (kt < 0) continue;
-
-    const unsigned sa = smem_addr(smem + read_stage * kStageChunks);
+  // Fragments are double-buffered across k steps: step s + 1's ldmatrix is issued before
+  // step s's mma, so shared-memory latency hides behind the tensor cores. Buffer = step
+  // parity, continuous across k tiles because a tile has an even number of steps.
+  constexpr int kSteps = BK / MmaTraits<T>::kK;
+  static_assert(kSteps % 2 == 0, "fragment buffers alternate by step parity across k tiles");
+  uint32_t a[2][Tile::kMt][4];
+  uint32_t b[2][Tile::kNt][2];
+  auto load_fragments = [&](int buf, unsigned sa, int kk) {
     const unsigned sb = sa + kChunksA * 16u;
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += MmaTraits<T>::kK) {
-      uint32_t a[Tile::kMt][4];
-      uint32_t b[Tile::kNt][2];
+    for (int mi = 0; mi < Tile::kMt; ++mi) load_a<T, typename Stage::LayoutA, kAK, BM, BK>(sa, wm + mi * 16, kk, lane, a[buf][mi]);
 #pragma unroll
-      for (int mi = 0; mi < Tile::kMt; ++mi) load_a<T, typename Stage::LayoutA, kAK, BM, BK>(sa, wm + mi * 16, kk, lane, a[mi]);
+    for (int np = 0; np < Tile::kNt / 2; ++np)
+      load_b_pair<T, typename Stage::LayoutB, kBK_, BN, BK>(sb, wn + np * 16, kk, lane, reinterpret_cast<uint32_t(&)[2][2]>(b[buf][2 * np]));
+  };
+  auto next_stage = [](int s) { return s + 1 == Tile::kStages ? 0 : s + 1; };
+
+  // Prologue: k tiles 0 .. STAGES - 2 in flight, one commit group each (empty past the last
+  // tile, so the group count, and with it the wait, stays uniform), then tile 0's first
+  // fragments.
+#pragma unroll 1
+  for (int s = 0; s < Tile::kStages - 1; ++s) {
+    if (s < ktiles) issue(s, s);
+    cubins::cp_async_commit();
+  }
+  cubins::cp_async_wait<Tile::kStages - 2>();
+  __syncthreads();
+  int read_stage = 0, write_stage = Tile::kStages - 1;
+  unsigned sa = smem_addr(smem);
+  load_fragments(0, sa, 0);
+
+  // k tile kt: step 0 refills the stage tile kt - 1 used with tile kt + STAGES - 1 (one
+  // commit group per tile); the last step first waits for tile kt + 1 and passes the one
+  // barrier per k tile, which publishes every thread's copies of tile kt + 1 and proves every
+  // warp has read the last fragments of tile kt (so the next refill may overwrite it), then
+  // loads tile kt + 1's first fragments. Past the last tile that load reads a stale stage and
+  // is never used.
+  for (int kt = 0; kt < ktiles; ++kt) {
 #pragma unroll
-      for (int np = 0; np < Tile::kNt / 2; ++np)
-        load_b_pair<T, typename Stage::LayoutB, kBK_, BN, BK>(sb, wn + np * 16, kk, lane, reinterpret_cast<uint32_t(&)[2][2]>(b[2 * np]));
+    for (int ks = 0; ks < kSteps; ++ks) {
+      if (ks == kSteps - 1) {
+        cubins::cp_async_wait<Tile::kStages - 2>();
+        __syncthreads();
+        read_stage = next_stage(read_stage);
+        sa = smem_addr(smem + read_stage * kStageChunks);
+      }
+      load_fragments((ks + 1) & 1, sa, ((ks + 1) % kSteps) * MmaTraits<T>::kK);
 #pragma unroll
       for (int mi = 0; mi < Tile::kMt; ++mi)
 #pragma unroll
-        for (int ni = 0; ni < Tile::kNt; ++ni) MmaTraits<T>::mma(acc[mi][ni], a[mi], b[ni]);
+        for (int ni = 0; ni < Tile::kNt; ++ni) MmaTraits<T>::mma(acc[mi][ni], a[ks & 1][mi], b[ks & 1][ni]);
+      if (ks == 0) {
+        const int fill = kt + Tile::kStages - 1;
+        if (fill < ktiles) issue(write_stage, fill);
+        cubins::cp_async_commit();
+        write_stage = next_stage(write_stage);
+      }
     }
-    read_stage = read_stage + 1 == Tile::kStages ? 0 : read_stage + 1;
   }
   // Epilogue through shared memory: the ring is free once every warp is past its last read.
   cubins::cp_async_wait<0>();
