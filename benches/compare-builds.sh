@@ -15,6 +15,12 @@ bench="${1:-copy_ceiling}"
 [ $# -ge 1 ] && shift
 artifacts="$results/baseline-artifacts"
 mkdir -p "$results"
-"$baseline/benches/$bench" --dump-artifacts "$artifacts"
+# Bundles carry their binaries packed (payload.tar.xz): unpack the baseline's, checked.
+unpacked="$(mktemp -d "${TMPDIR:-/tmp}/cubins-baseline.XXXXXX")"
+trap 'rm -rf "$unpacked"' EXIT
+(cd "$baseline" && sha256sum --quiet -c SHA256SUMS)
+xz -dc "$baseline/payload.tar.xz" | tar -xf - -C "$unpacked"
+(cd "$unpacked" && sha256sum --quiet -c "$baseline/BINARIES.sha256")
+"$unpacked/benches/$bench" --dump-artifacts "$artifacts"
 cp "$baseline/BUILD.txt" "$artifacts/BUILD.txt" 2>/dev/null || true
 bash "$candidate/run.sh" "$results" bench "$bench" --baseline-artifacts "$artifacts" "$@"
