@@ -154,9 +154,9 @@ pub const TILE_MEDIUM: MmaTile = MmaTile {
     bn: 128,
     bk: 32,
     warps_m: 2,
-    warps_n: 4,
+    warps_n: 2,
     stages: 4,
-    min_blocks: 1,
+    min_blocks: 2,
 };
 pub const TILE_SMALL: MmaTile = MmaTile {
     bm: 64,

@@ -77,7 +77,8 @@ struct TileCopy {
         cubins::cp_async_16(tile + s.offset, src + i * pass);
       }
     } else if (vec) {
-#pragma unroll
+      // Edge tiles are rare: a rolled loop keeps their registers out of the main loop's budget.
+#pragma unroll 1
       for (int i = 0; i < kPerThread; ++i) {
         const Chunk c = chunk(i, tid, row0, col0, rows_total, cols_total);
         const T* src = g + c.grow * ld + c.gcol;
@@ -87,7 +88,7 @@ struct TileCopy {
       }
     } else {
       using Raw = typename RawBits<T>::type;
-#pragma unroll
+#pragma unroll 1
       for (int i = 0; i < kPerThread; ++i) {
         const Chunk c = chunk(i, tid, row0, col0, rows_total, cols_total);
         const Raw* src = reinterpret_cast<const Raw*>(g + c.grow * ld + c.gcol);
