@@ -170,7 +170,7 @@ pub const TILE_SMALL: MmaTile = MmaTile {
 pub const TILE_TF32_LARGE: MmaTile = MmaTile {
     bm: 128,
     bn: 128,
-    bk: 16,
+    bk: 32,
     warps_m: 2,
     warps_n: 4,
     stages: 4,

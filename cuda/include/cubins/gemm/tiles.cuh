@@ -13,7 +13,7 @@ namespace gemm {
 using TileLarge = MmaTile<128, 256, 32, 2, 4, 4, 1>;   // 16-bit: 8 warps of 64 x 64
 using TileMedium = MmaTile<128, 128, 32, 2, 2, 4, 2>;  // 16-bit: 4 warps of 64 x 64
 using TileSmall = MmaTile<64, 64, 64, 2, 2, 3, 3>;     // 16-bit: 4 warps of 32 x 32
-using TileTf32Large = MmaTile<128, 128, 16, 2, 4, 4, 1>;  // f32: 8 warps of 64 x 32
+using TileTf32Large = MmaTile<128, 128, 32, 2, 4, 4, 1>;  // f32: 8 warps of 64 x 32
 using TileTf32Small = MmaTile<64, 64, 32, 2, 2, 4, 2>;    // f32: 4 warps of 32 x 32
 
 //                              BM   BN  BK  TM TN  min blocks/SM
