@@ -27,11 +27,22 @@ using namespace cubins;
 
 // Forward: up to 1024 threads per row at <= 64 registers (1024 threads per SM), with
 // up to 8 body chunks per thread kept in registers: a resident tile is 1024 x 8 chunks
-// (64 Ki bf16 columns). The residual add loads x and the residual of 2 chunks at a time. Backward: x and dy stay resident and the dw terms go through shared
-// memory; at 1024 threads its register need does not fit 64 without spills, so it takes
-// up to 512 threads (128 registers) and a resident tile of 512 x 4 chunks (16 Ki bf16).
+// (64 Ki bf16 columns). The residual add loads x and the residual of 2 chunks at a time. Backward: x and dy stay resident (4 chunks each) and the dw terms go through
+// shared memory. On sm_90 it takes up to 1024 threads at 64 registers: a resident tile
+// of 1024 x 4 chunks (32 Ki bf16), and two blocks per SM at 14336 columns (448 threads),
+// so one block's reduction and writes overlap the other's loads. That budget holds only
+// without the streamed walk (its tile loop needs more registers), so a longer row takes
+// the elementwise walk there. Elsewhere (sm_80) it keeps 512 threads at up to 128
+// registers and streams rows past 512 x 4 chunks.
 constexpr int kMaxThreads = 1024;
-constexpr int kBwdMaxThreads = 512;
+constexpr int kBwdMaxThreads = 1024;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+constexpr int kBwdBoundThreads = 512;
+constexpr bool kBwdStreams = true;
+#else
+constexpr int kBwdBoundThreads = kBwdMaxThreads;
+constexpr bool kBwdStreams = false;
+#endif
 constexpr int kFwdChunks = 8;
 constexpr int kResidualChunks = 8;
 constexpr int kResidualGroup = 2;
@@ -295,18 +306,19 @@ template <class T, int kChunks, bool kKeep>
 __device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow<T>& a) {
   Chunk xk[kChunks], dyk[kChunks];
   float2 sums = bwd_pass1<T, kChunks, kKeep>(p, a, xk, dyk);
+  float ex = 0.0f, edy = 0.0f;  // held across the reduction: two registers, not an address
   if (p.has_edge()) {
-    const float ex = to_float(a.x[p.edge_col]);
+    ex = to_float(a.x[p.edge_col]);
+    edy = to_float(a.dy[p.edge_col]);
     sums.x += ex * ex;
-    sums.y += to_float(a.dy[p.edge_col]) * to_float(a.w[p.edge_col]) * ex;
+    sums.y += edy * to_float(a.w[p.edge_col]) * ex;
   }
   sums = row_reduce(sums, Sum{}, make_float2(0.0f, 0.0f), a.scratch);
   const float inv_n = inv_cols(max(p.cols, 1));
   const float rstd = rsqrtf(sums.x * inv_n + a.eps);
   const float coef = sums.y * rstd * rstd * rstd * inv_n;
   bwd_pass2<T, kChunks, kKeep>(p, a, rstd, coef, xk, dyk);
-  if (p.has_edge()) {  // read again: not held in registers across the reduction
-    const float ex = to_float(a.x[p.edge_col]), edy = to_float(a.dy[p.edge_col]);
+  if (p.has_edge()) {
     a.acc.at_col(p.edge_col) += edy * ex * rstd;
     a.dx[p.edge_col] = from_float<T>(rstd * edy * to_float(a.w[p.edge_col]) - coef * ex);
   }
@@ -314,8 +326,10 @@ __device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow
 
 template <class T>
 __device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const BwdRow<T>& a) {
+  // fp32 unrolls less: the 64-register budget of the sm_90 build holds without spills.
+  constexpr int kUnroll = sizeof(T) == 4 ? 1 : kElementUnroll;
   float2 sums = make_float2(0.0f, 0.0f);
-#pragma unroll kElementUnroll
+#pragma unroll kUnroll
   for (int c = p.lane; c < p.cols; c += p.threads) {
     const float xv = to_float(a.x[c]);
     sums.x += xv * xv;
@@ -325,7 +339,7 @@ __device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const B
   const float inv_n = inv_cols(max(p.cols, 1));
   const float rstd = rsqrtf(sums.x * inv_n + a.eps);
   const float coef = sums.y * rstd * rstd * rstd * inv_n;
-#pragma unroll kElementUnroll
+#pragma unroll kUnroll
   for (int c = p.lane; c < p.cols; c += p.threads) {
     const float xv = to_float(a.x[c]), dv = to_float(a.dy[c]);
     a.acc.at_col(c) += dv * xv * rstd;
@@ -362,12 +376,12 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __
                       DwAcc<T>::at(acc_all + threadIdx.y * acc_floats, n), eps, scratch};
     const auto p = RowPlan<T>::with_head(0, n, live, g);
     const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
-    if (!vec) {
-      bwd_row_elementwise<T>(p, a);
-    } else if (p.tiles(kBwdChunks) <= 1) {
+    if (vec && p.tiles(kBwdChunks) <= 1) {
       bwd_row_vector<T, kBwdChunks, true>(p, a);
-    } else {
+    } else if (vec && kBwdStreams) {
       bwd_row_vector<T, kStreamChunks, false>(p, a);
+    } else {
+      bwd_row_elementwise<T>(p, a);
     }
     // Order this row's accumulator updates before the next row's (a row spanning warps
     // is ordered by its reduction's barriers; one within a warp needs the warp sync).
@@ -455,7 +469,7 @@ __device__ __forceinline__ void rmsnorm_dweight(const float* __restrict__ partia
                                     float eps) {                                                                    \
     rmsnorm_fwd<T, true>(x, residual_in, residual_out, w, y, rows, cols, eps);                                      \
   }                                                                                                                 \
-  extern "C" __global__ void __launch_bounds__(kBwdMaxThreads)                                                      \
+  extern "C" __global__ void __launch_bounds__(kBwdBoundThreads)                                                      \
       rmsnorm_bwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,              \
                            T* __restrict__ dx, float* __restrict__ partial, uint32_t rows, uint32_t cols,           \
                            uint32_t rows_per_block, float eps) {                                                    \

@@ -7,7 +7,7 @@
 use super::buffer;
 use super::rows::{
     check_disjoint, check_rows_cols, chunk_elems, entry_name, plan_rows, shape_error, tensor_bytes,
-    Launched, RowGeometry, RowKernel, Storage, Threads,
+    Launched, RowGeometry, RowKernel, Storage, Threads, Walk,
 };
 use crate::runtime::launchers::{
     RmsnormBwdBf16, RmsnormBwdF16, RmsnormBwdF32, RmsnormDweightBf16, RmsnormDweightF16,
@@ -31,11 +31,13 @@ pub const FWD_RESIDUAL: RowKernel = RowKernel {
     resident_chunks: 8,
     max_threads: 1024,
 };
-/// The backward kernel (x and dy resident, 4 chunks each; up to 512 threads per row).
+/// The backward kernel (x and dy resident, 4 chunks each; up to 1024 threads per row where
+/// the cubin's `__launch_bounds__` allow it: sm_90. Builds for older arches take 512 and
+/// stream longer rows; see [`bwd_kernel`]).
 pub const BWD: RowKernel = RowKernel {
     name: "rmsnorm_bwd",
     resident_chunks: 4,
-    max_threads: 512,
+    max_threads: 1024,
 };
 
 /// The dw reduction kernel: 512 threads, 128 columns per block.
@@ -114,6 +116,8 @@ pub trait RmsNormElem: Storage {
 
     /// The backward kernel's function handle (for the occupancy calculator).
     fn bwd_function(gpu: &Gpu) -> Result<cust::sys::CUfunction, Error>;
+    /// The loaded backward kernel's threads-per-block limit (its `__launch_bounds__`).
+    fn bwd_max_threads(gpu: &Gpu) -> Result<u32, Error>;
 
     /// # Safety
     /// partial holds `blocks * round_up(cols, 4)` floats, 16-byte aligned; dw `cols` elements.
@@ -204,6 +208,9 @@ macro_rules! rmsnorm_elem {
 
             fn bwd_function(gpu: &Gpu) -> Result<cust::sys::CUfunction, Error> {
                 Ok(gpu.kernel::<$bwd>()?.raw_function())
+            }
+            fn bwd_max_threads(gpu: &Gpu) -> Result<u32, Error> {
+                Ok(gpu.kernel::<$bwd>()?.limits().max_threads_per_block)
             }
 
             unsafe fn dweight(
@@ -417,6 +424,8 @@ impl Default for RmsNormBwdOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RmsNormBwdPlan {
     pub geometry: RowGeometry,
+    /// The backward kernel as loaded: its thread limit, and so its walks.
+    pub kernel: RowKernel,
     /// Blocks of the main kernel (rows of the workspace).
     pub blocks: u32,
     /// Consecutive rows per block.
@@ -431,6 +440,31 @@ impl RmsNormBwdPlan {
     pub fn workspace_len(&self) -> usize {
         self.blocks as usize * self.cols.div_ceil(4) * 4
     }
+
+    /// The walk of a row whose tensors are 16-byte aligned, in words.
+    pub fn walk<T>(&self) -> &'static str {
+        match self.geometry.walk::<T>(&self.kernel, self.cols) {
+            Walk::Resident => "resident",
+            Walk::Streamed if bwd_streams(&self.kernel) => "streamed",
+            Walk::Streamed => "elementwise",
+        }
+    }
+}
+
+/// The backward kernel with the thread limit of the loaded cubin (`max_threads_per_block`:
+/// 1024 on sm_90, 512 on older arches and the PTX fallback).
+fn bwd_kernel(max_threads_per_block: u32) -> RowKernel {
+    RowKernel {
+        max_threads: BWD.max_threads.min(max_threads_per_block),
+        ..BWD
+    }
+}
+
+/// Whether the loaded backward kernel streams rows longer than a resident tile. Only the
+/// 512-thread builds do (`kBwdStreams` in cuda/rmsnorm.cu); the 1024-thread build's register
+/// budget leaves no room for the streamed walk, so those rows go element by element.
+fn bwd_streams(kernel: &RowKernel) -> bool {
+    kernel.max_threads < BWD.max_threads
 }
 
 /// The dw accumulators of one row group (cuda/rmsnorm.cu `DwAcc::floats`), bytes.
@@ -448,7 +482,8 @@ pub fn rmsnorm_backward_plan<T: RmsNormElem>(
 ) -> Result<RmsNormBwdPlan, Error> {
     let name = entry_name::<T>(BWD.name)?;
     check_rows_cols(name, rows, cols)?;
-    let geometry = RowGeometry::select::<T>(&BWD, cols, opts.threads)?;
+    let kernel = bwd_kernel(T::bwd_max_threads(gpu)?);
+    let geometry = RowGeometry::select::<T>(&kernel, cols, opts.threads)?;
     let smem = acc_bytes::<T>(cols) * u64::from(geometry.rows_per_block);
     let smem_bytes = u32::try_from(smem)
         .map_err(|_| shape_error(name, "dw accumulators within shared memory"))?;
@@ -468,6 +503,7 @@ pub fn rmsnorm_backward_plan<T: RmsNormElem>(
     let blocks = rows.div_ceil(rows_per_block);
     Ok(RmsNormBwdPlan {
         geometry,
+        kernel,
         blocks: blocks as u32,
         rows_per_block: rows_per_block as u32,
         smem_bytes,
@@ -554,7 +590,7 @@ pub fn rmsnorm_backward<T: RmsNormElem>(
             plan.geometry.threads_per_row,
             plan.geometry.rows_per_block,
             plan.rows_per_block,
-            plan.geometry.walk::<T>(&BWD, cols)
+            plan.walk::<T>()
         ),
     };
     let reduce = Launched {
@@ -623,6 +659,25 @@ mod tests {
         assert_eq!(FWD_RESIDUAL.max_threads, cu_constant(cu, "kMaxThreads"));
         assert_eq!(BWD.max_threads, cu_constant(cu, "kBwdMaxThreads"));
         assert_eq!(DWEIGHT_THREADS, 32 * cu_constant(cu, "kDwWarps"));
+    }
+
+    #[test]
+    fn the_backward_kernel_follows_the_cubins_thread_limit() {
+        let sm90 = bwd_kernel(1024);
+        let older = bwd_kernel(512);
+        assert_eq!((sm90.max_threads, older.max_threads), (1024, 512));
+        assert!(!bwd_streams(&sm90) && bwd_streams(&older));
+        // 32768 bf16 columns: resident at 1024 threads; 512 threads stream them.
+        let wide = RowGeometry::select::<Bf16>(&sm90, 32768, Threads::Auto).unwrap();
+        assert_eq!(wide.threads_per_row, 1024);
+        assert_eq!(wide.walk::<Bf16>(&sm90, 32768), Walk::Resident);
+        let narrow = RowGeometry::select::<Bf16>(&older, 32768, Threads::Auto).unwrap();
+        assert_eq!(narrow.threads_per_row, 512);
+        assert_eq!(narrow.walk::<Bf16>(&older, 32768), Walk::Streamed);
+        // 14336 columns: 448 threads either way.
+        let mid = RowGeometry::select::<Bf16>(&sm90, 14336, Threads::Auto).unwrap();
+        assert_eq!(mid.threads_per_row, 448);
+        assert!(RowGeometry::select::<Bf16>(&older, 32, Threads::PerRow(1024)).is_err());
     }
 
     #[test]
