@@ -7,29 +7,15 @@
 #include <cuda_fp16.h>
 #include <cstdint>
 
+#include "cubins/dtype.cuh"
 #include "cubins/gemm/args.cuh"
 
 namespace cubins {
 namespace gemm {
 
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-
-template <class T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) {
-  return __float2half_rn(v);
-}
+// Storage conversions are the crate's one definition (cubins/dtype.cuh).
+using cubins::from_float;
+using cubins::to_float;
 
 // Four adjacent output elements as one access.
 template <class T>
