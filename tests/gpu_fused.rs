@@ -1196,3 +1196,23 @@ fn bad_input_is_refused_before_launch() {
         "a refused launch wrote its output"
     );
 }
+
+/// The backward's plan (blocks, so the workspace size and the dweight bits) must not depend
+/// on whether the kernel already ran at that shared-memory size: the occupancy query that
+/// sizes the grid must see the raised dynamic shared memory limit the launch will set.
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn rmsnorm_backward_plan_does_not_change_after_a_launch() {
+    let gpu = gpu();
+    let (rows, cols) = (8192, 14336);
+    let opts = RmsNormBwdOptions::default();
+    let before = rmsnorm_backward_plan::<Bf16>(&gpu, rows, cols, &opts).unwrap();
+    assert!(
+        before.smem_bytes > 48 * 1024,
+        "the case must need the raised limit"
+    );
+    // One row at the same width launches with the same shared memory (and so raises it).
+    rmsnorm_backward_case::<bf16>(&gpu, (1, cols), ALIGNED, None).assert_close("one wide row");
+    let after = rmsnorm_backward_plan::<Bf16>(&gpu, rows, cols, &opts).unwrap();
+    assert_eq!(before, after, "plan before and after a launch");
+}

@@ -115,7 +115,8 @@ pub trait RmsNormElem: Storage {
     ) -> Result<(), Error>;
 
     /// The backward kernel's function handle (for the occupancy calculator).
-    fn bwd_function(gpu: &Gpu) -> Result<cust::sys::CUfunction, Error>;
+    /// Resident backward blocks per SM at this block size and dynamic shared memory.
+    fn bwd_blocks_per_sm(gpu: &Gpu, threads: u32, smem_bytes: u32) -> Result<u32, Error>;
     /// The loaded backward kernel's threads-per-block limit (its `__launch_bounds__`).
     fn bwd_max_threads(gpu: &Gpu) -> Result<u32, Error>;
 
@@ -206,8 +207,9 @@ macro_rules! rmsnorm_elem {
                 )
             }
 
-            fn bwd_function(gpu: &Gpu) -> Result<cust::sys::CUfunction, Error> {
-                Ok(gpu.kernel::<$bwd>()?.raw_function())
+            fn bwd_blocks_per_sm(gpu: &Gpu, threads: u32, smem_bytes: u32) -> Result<u32, Error> {
+                gpu.kernel::<$bwd>()?
+                    .max_active_blocks_per_sm(threads, smem_bytes)
             }
             fn bwd_max_threads(gpu: &Gpu) -> Result<u32, Error> {
                 Ok(gpu.kernel::<$bwd>()?.limits().max_threads_per_block)
@@ -512,25 +514,9 @@ pub fn rmsnorm_backward_plan<T: RmsNormElem>(
 }
 
 /// Resident blocks per SM of the backward kernel at this block size and shared memory
-/// (the driver's occupancy calculator), at least 1.
+/// (the driver's occupancy calculator, with the function's limit already raised), at least 1.
 fn resident_blocks<T: RmsNormElem>(gpu: &Gpu, threads: u32, smem_bytes: u32) -> Result<u32, Error> {
-    let function = T::bwd_function(gpu)?;
-    gpu.bind()?;
-    let mut blocks = 0i32;
-    // SAFETY: a function handle of a module loaded in this context, plain out-pointer.
-    let status = unsafe {
-        cust::sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
-            &mut blocks,
-            function,
-            threads as i32,
-            smem_bytes as usize,
-        )
-    };
-    Ok(if status == cust::sys::CUresult::CUDA_SUCCESS {
-        blocks.max(1) as u32
-    } else {
-        1
-    })
+    Ok(T::bwd_blocks_per_sm(gpu, threads, smem_bytes)?.max(1))
 }
 
 /// The backward pass: dx (`rows * cols`) and dw (`cols`) from x, w and dy. `workspace`

@@ -156,6 +156,41 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
         )
     }
 
+    /// Resident blocks per SM at `threads` per block and `dynamic_smem_bytes`, from the
+    /// driver's occupancy calculator. The function's dynamic shared memory limit is raised
+    /// first when the launch will need it: the calculator counts a block that needs more than
+    /// the function's current limit as not resident at all, so asking before the raise would
+    /// plan one geometry and launch another.
+    pub fn max_active_blocks_per_sm(
+        &self,
+        threads: u32,
+        dynamic_smem_bytes: u32,
+    ) -> Result<u32, Error> {
+        let total = u64::from(self.state.static_smem_bytes) + u64::from(dynamic_smem_bytes);
+        let optin = self.gpu.device().limits.max_smem_per_block_optin;
+        if total > u64::from(optin) {
+            return Err(LaunchError::SharedMemory {
+                static_bytes: self.state.static_smem_bytes,
+                dynamic_bytes: dynamic_smem_bytes,
+                limit: optin,
+            }
+            .into());
+        }
+        self.gpu.bind()?;
+        self.raise_dynamic_smem(dynamic_smem_bytes)?;
+        let mut blocks = 0i32;
+        // SAFETY: a live function handle and a plain out-pointer.
+        check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
+            cu::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut blocks,
+                self.state.function,
+                threads as i32,
+                dynamic_smem_bytes as usize,
+            )
+        })?;
+        Ok(blocks.max(0) as u32)
+    }
+
     fn raise_dynamic_smem(&self, bytes: u32) -> Result<(), Error> {
         let _guard = self.state.raise.lock().unwrap_or_else(|p| p.into_inner());
         if bytes <= self.state.max_dynamic_smem_bytes.load(Ordering::Acquire) {
