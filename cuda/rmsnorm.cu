@@ -32,11 +32,11 @@ using namespace cubins;
 // of 1024 x 4 chunks (32 Ki bf16), and two blocks per SM at 14336 columns (448 threads),
 // so one block's reduction and writes overlap the other's loads. That budget holds only
 // without the streamed walk (its tile loop needs more registers), so a longer row takes
-// the elementwise walk there. Elsewhere (sm_80) it keeps 512 threads at up to 128
+// the elementwise walk there. Elsewhere (sm_80, sm_100, the PTX) it keeps 512 threads at up to 128
 // registers and streams rows past 512 x 4 chunks.
 constexpr int kMaxThreads = 1024;
 constexpr int kBwdMaxThreads = 1024;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
 constexpr int kBwdBoundThreads = 512;
 constexpr bool kBwdStreams = true;
 #else
