@@ -22,51 +22,36 @@ pub trait Elem: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'st
     fn is_poison(self) -> bool;
 }
 
-impl Elem for bf16 {
-    const NAME: &'static str = "bf16";
-    const TOLERANCE: f64 = 8e-3;
-    fn to_f64(self) -> f64 {
-        f64::from(self.to_f32())
-    }
-    fn from_f64(v: f64) -> Self {
-        bf16::from_f64(v)
-    }
-    fn bytes(values: &[Self]) -> Vec<u8> {
-        values
-            .iter()
-            .flat_map(|v| v.to_bits().to_le_bytes())
-            .collect()
-    }
-    fn poison() -> Self {
-        bf16::from_bits(u16::MAX)
-    }
-    fn is_poison(self) -> bool {
-        self.to_bits() == u16::MAX
-    }
+/// The two 16-bit storage types differ only in name and tolerance.
+macro_rules! half_elem {
+    ($t:ty, $name:literal, $tol:expr) => {
+        impl Elem for $t {
+            const NAME: &'static str = $name;
+            const TOLERANCE: f64 = $tol;
+            fn to_f64(self) -> f64 {
+                f64::from(self.to_f32())
+            }
+            fn from_f64(v: f64) -> Self {
+                <$t>::from_f64(v)
+            }
+            fn bytes(values: &[Self]) -> Vec<u8> {
+                values
+                    .iter()
+                    .flat_map(|v| v.to_bits().to_le_bytes())
+                    .collect()
+            }
+            fn poison() -> Self {
+                <$t>::from_bits(u16::MAX)
+            }
+            fn is_poison(self) -> bool {
+                self.to_bits() == u16::MAX
+            }
+        }
+    };
 }
 
-impl Elem for f16 {
-    const NAME: &'static str = "f16";
-    const TOLERANCE: f64 = 1e-3;
-    fn to_f64(self) -> f64 {
-        f64::from(self.to_f32())
-    }
-    fn from_f64(v: f64) -> Self {
-        f16::from_f64(v)
-    }
-    fn bytes(values: &[Self]) -> Vec<u8> {
-        values
-            .iter()
-            .flat_map(|v| v.to_bits().to_le_bytes())
-            .collect()
-    }
-    fn poison() -> Self {
-        f16::from_bits(u16::MAX)
-    }
-    fn is_poison(self) -> bool {
-        self.to_bits() == u16::MAX
-    }
-}
+half_elem!(bf16, "bf16", 8e-3);
+half_elem!(f16, "f16", 1e-3);
 
 impl Elem for f32 {
     const NAME: &'static str = "f32";
