@@ -27,13 +27,18 @@ using namespace cubins;
 
 // Forward: up to 1024 threads per row at <= 64 registers (1024 threads per SM), with
 // up to 8 body chunks per thread kept in registers: a resident tile is 1024 x 8 chunks
-// (64 Ki bf16 columns). The residual add loads x and the residual of 2 chunks at a time. Backward: x and dy stay resident (4 chunks each) and the dw terms go through
-// shared memory. On sm_90 it takes up to 1024 threads at 64 registers: a resident tile
-// of 1024 x 4 chunks (32 Ki bf16), and two blocks per SM at 14336 columns (448 threads),
-// so one block's reduction and writes overlap the other's loads. That budget holds only
+// (64 Ki bf16 columns). The residual add loads x and the residual of 2 chunks at a time.
+// Backward: x and dy stay resident (4 chunks each) and the dw terms go through shared
+// memory. On sm_90 it takes up to 1024 threads at 64 registers: a resident tile of
+// 1024 x 4 chunks (32 Ki bf16), and two blocks per SM at 14336 columns (448 threads), so
+// one block's reduction and writes overlap the other's loads. That budget holds only
 // without the streamed walk (its tile loop needs more registers), so a longer row takes
-// the elementwise walk there. Elsewhere (sm_80, sm_100, the PTX) it keeps 512 threads at up to 128
-// registers and streams rows past 512 x 4 chunks.
+// the elementwise walk there. Elsewhere (sm_80, sm_100, the PTX) it keeps 512 threads at
+// up to 128 registers and streams rows past 512 x 4 chunks.
+// A block that holds its SM alone (32 Ki bf16 columns on sm_90: 1024 threads, 128 KB of
+// dw accumulator) has no loads in flight while it reduces and writes a row, so the
+// resident and streamed walks prefetch the row group's next row of x and dy into L2
+// before the reduction: DRAM keeps working through the reduction and the writes.
 constexpr int kMaxThreads = 1024;
 constexpr int kBwdMaxThreads = 1024;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
@@ -238,7 +243,29 @@ struct BwdRow {
   DwAcc<T> acc;
   float eps;
   float2* scratch;
+  bool prefetch_next;  // the row group has a next row in the block (blockDim.y rows on)
 };
+
+// Loads of x, dy and w name the read-only (non-coherent) path: the prefetch's asm takes
+// addresses in x and dy, after which the compiler no longer infers it.
+template <class T>
+__device__ __forceinline__ Chunk load_ro_chunk(const T* p) {
+  return __ldg(reinterpret_cast<const Chunk*>(p));
+}
+template <class T>
+__device__ __forceinline__ float load_ro(const T* p) {
+  return to_float(__ldg(p));
+}
+
+// x and dy of the row group's next row into L2 (one request per 128-byte line), in flight
+// while this row is reduced and written.
+template <class T, int kTileChunks>
+__device__ __forceinline__ void bwd_prefetch_next(const RowPlan<T>& p, const BwdRow<T>& a) {
+  if (!a.prefetch_next) return;
+  const int64_t next = static_cast<int64_t>(blockDim.y) * p.cols;
+  p.template prefetch_row_l2<kTileChunks>(a.x + next);
+  p.template prefetch_row_l2<kTileChunks>(a.dy + next);
+}
 
 // Pass 1: (sum x^2, sum dy * w * x) over body chunks; kKeep as in the forward.
 template <class T, int kChunks, bool kKeep>
@@ -249,11 +276,11 @@ __device__ __forceinline__ float2 bwd_pass1(const RowPlan<T>& p, const BwdRow<T>
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
     Chunk xc[kChunks], dyc[kChunks];
     for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      xc[k] = load_chunk(a.x + p.col(m));
-      dyc[k] = load_chunk(a.dy + p.col(m));
+      xc[k] = load_ro_chunk(a.x + p.col(m));
+      dyc[k] = load_ro_chunk(a.dy + p.col(m));
     });
     for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      const Chunk wc = load_chunk(a.w + p.col(m));
+      const Chunk wc = load_ro_chunk(a.w + p.col(m));
 #pragma unroll
       for (int i = 0; i < kVec; ++i) {
         const float xv = element<T>(xc[k], i);
@@ -277,11 +304,11 @@ __device__ __forceinline__ void bwd_pass2(const RowPlan<T>& p, const BwdRow<T>& 
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
     Chunk xc[kChunks], dyc[kChunks];
     for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      xc[k] = kKeep ? xk[k] : load_chunk(a.x + p.col(m));
-      dyc[k] = kKeep ? dyk[k] : load_chunk(a.dy + p.col(m));
+      xc[k] = kKeep ? xk[k] : load_ro_chunk(a.x + p.col(m));
+      dyc[k] = kKeep ? dyk[k] : load_ro_chunk(a.dy + p.col(m));
     });
     for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      const Chunk wc = load_chunk(a.w + p.col(m));
+      const Chunk wc = load_ro_chunk(a.w + p.col(m));
       float out[kVec];
 #pragma unroll
       for (int q = 0; q < DwAcc<T>::kPlanes; ++q) {
@@ -308,11 +335,12 @@ __device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow
   float2 sums = bwd_pass1<T, kChunks, kKeep>(p, a, xk, dyk);
   float ex = 0.0f, edy = 0.0f;  // held across the reduction: two registers, not an address
   if (p.has_edge()) {
-    ex = to_float(a.x[p.edge_col]);
-    edy = to_float(a.dy[p.edge_col]);
+    ex = load_ro(a.x + p.edge_col);
+    edy = load_ro(a.dy + p.edge_col);
     sums.x += ex * ex;
-    sums.y += edy * to_float(a.w[p.edge_col]) * ex;
+    sums.y += edy * load_ro(a.w + p.edge_col) * ex;
   }
+  bwd_prefetch_next<T, kKeep ? kChunks : 0>(p, a);
   sums = row_reduce(sums, Sum{}, make_float2(0.0f, 0.0f), a.scratch);
   const float inv_n = inv_cols(max(p.cols, 1));
   const float rstd = rsqrtf(sums.x * inv_n + a.eps);
@@ -320,7 +348,7 @@ __device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow
   bwd_pass2<T, kChunks, kKeep>(p, a, rstd, coef, xk, dyk);
   if (p.has_edge()) {
     a.acc.at_col(p.edge_col) += edy * ex * rstd;
-    a.dx[p.edge_col] = from_float<T>(rstd * edy * to_float(a.w[p.edge_col]) - coef * ex);
+    a.dx[p.edge_col] = from_float<T>(rstd * edy * load_ro(a.w + p.edge_col) - coef * ex);
   }
 }
 
@@ -331,9 +359,9 @@ __device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const B
   float2 sums = make_float2(0.0f, 0.0f);
 #pragma unroll kUnroll
   for (int c = p.lane; c < p.cols; c += p.threads) {
-    const float xv = to_float(a.x[c]);
+    const float xv = load_ro(a.x + c);
     sums.x += xv * xv;
-    sums.y += to_float(a.dy[c]) * to_float(a.w[c]) * xv;
+    sums.y += load_ro(a.dy + c) * load_ro(a.w + c) * xv;
   }
   sums = row_reduce(sums, Sum{}, make_float2(0.0f, 0.0f), a.scratch);
   const float inv_n = inv_cols(max(p.cols, 1));
@@ -341,9 +369,9 @@ __device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const B
   const float coef = sums.y * rstd * rstd * rstd * inv_n;
 #pragma unroll kUnroll
   for (int c = p.lane; c < p.cols; c += p.threads) {
-    const float xv = to_float(a.x[c]), dv = to_float(a.dy[c]);
+    const float xv = load_ro(a.x + c), dv = load_ro(a.dy + c);
     a.acc.at_col(c) += dv * xv * rstd;
-    a.dx[c] = from_float<T>(rstd * dv * to_float(a.w[c]) - coef * xv);
+    a.dx[c] = from_float<T>(rstd * dv * load_ro(a.w + c) - coef * xv);
   }
 }
 
@@ -373,7 +401,8 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __
     const bool live = g.row < end;
     const int64_t offset = (live ? g.row : 0) * static_cast<int64_t>(cols);
     const BwdRow<T> a{x + offset, w, dy + offset, dx + offset,
-                      DwAcc<T>::at(acc_all + threadIdx.y * acc_floats, n), eps, scratch};
+                      DwAcc<T>::at(acc_all + threadIdx.y * acc_floats, n), eps, scratch,
+                      g.row + blockDim.y < end};
     const auto p = RowPlan<T>::with_head(0, n, live, g);
     const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
     if (vec && p.tiles(kBwdChunks) <= 1) {

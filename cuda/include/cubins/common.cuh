@@ -28,4 +28,12 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// Hints the 128-byte line holding `p` into L2 (prefetch.global.L2, sm_80+); nothing waits
+// on it. No memory clobber, so loads may be scheduled across it. The asm takes the
+// address, so the compiler no longer proves that tensor read-only: its loads take the
+// non-coherent path only where they name it (__ldg).
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(__cvta_generic_to_global(p)));
+}
+
 }  // namespace cubins

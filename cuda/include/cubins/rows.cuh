@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cubins/common.cuh"
 #include "cubins/dtype.cuh"
 
 namespace cubins {
@@ -35,6 +36,29 @@ struct RowGroup {
                     static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y};
   }
 };
+
+constexpr int kLineBytes = 128;
+
+// Prefetches [begin, begin + bytes) into L2: one request per 128-byte line, line i by the
+// row's thread i % threads. kPerThread > 0: the caller knows the range spans at most
+// kPerThread * threads lines (unrolled, 32-bit offsets); 0: any length (a loop).
+template <int kPerThread = 0>
+__device__ __forceinline__ void prefetch_l2_lines(const void* begin, int64_t bytes, int lane, int threads) {
+  const int head = static_cast<int>(reinterpret_cast<uintptr_t>(begin) % kLineBytes);
+  const char* first = static_cast<const char*>(begin) - head;
+  if constexpr (kPerThread > 0) {
+    const int end = head + static_cast<int>(bytes);
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int at = (lane + j * threads) * kLineBytes;
+      if (at < end) prefetch_l2(first + at);
+    }
+  } else {
+    const int64_t end = head + bytes;
+    const int64_t step = static_cast<int64_t>(threads) * kLineBytes;
+    for (int64_t at = static_cast<int64_t>(lane) * kLineBytes; at < end; at += step) prefetch_l2(first + at);
+  }
+}
 
 template <class T>
 struct RowPlan {
@@ -86,6 +110,17 @@ struct RowPlan {
   // 16-byte accesses on this plan's body chunks.
   __device__ __forceinline__ bool vector_ok(const T* row) const {
     return ((reinterpret_cast<uintptr_t>(row + body_start)) & 15u) == 0;
+  }
+
+  // Prefetches the columns of `row` (another row of this plan's length, one this row
+  // group reads later) into L2, spread over the row's threads. kTileChunks > 0: the row
+  // fits one tile of kTileChunks chunks per thread, so it spans at most
+  // threads * kTileChunks * 16 / 128 + 2 lines (a partial line at each end), which
+  // kTileChunks * 16 / 128 + 1 lines per thread cover (>= 16 threads). 0: any length.
+  template <int kTileChunks = 0>
+  __device__ __forceinline__ void prefetch_row_l2(const T* row) const {
+    constexpr int kPerThread = kTileChunks > 0 ? kTileChunks * static_cast<int>(sizeof(Chunk)) / kLineBytes + 1 : 0;
+    prefetch_l2_lines<kPerThread>(row, static_cast<int64_t>(cols) * static_cast<int64_t>(sizeof(T)), lane, threads);
   }
 };
 
