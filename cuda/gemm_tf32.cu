@@ -4,8 +4,12 @@
 #include "cubins/gemm/tiles.cuh"
 
 using cubins::gemm::TileTf32Large;
+using cubins::gemm::TileTf32Wide;
 using cubins::gemm::TileTf32Small;
 
+// 128 x 256 for NN and TN only: the NT instantiation spills at the 255-register limit.
+CUBINS_GEMM_MMA_ENTRY(gemm_tf32_nn_128x256, float, NN, TileTf32Wide)
+CUBINS_GEMM_MMA_ENTRY(gemm_tf32_tn_128x256, float, TN, TileTf32Wide)
 CUBINS_GEMM_MMA_ENTRY(gemm_tf32_nn_128x128, float, NN, TileTf32Large)
 CUBINS_GEMM_MMA_ENTRY(gemm_tf32_tn_128x128, float, TN, TileTf32Large)
 CUBINS_GEMM_MMA_ENTRY(gemm_tf32_nt_128x128, float, NT, TileTf32Large)

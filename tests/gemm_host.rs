@@ -690,8 +690,30 @@ fn selector_picks_per_shape() {
             Schedule::Mma(_)
         ));
     }
+    // 16-bit NT keeps the BK = 32 ring (the BK = 64 one spills there).
+    for tier in [Tier::Bf16, Tier::Fp16] {
+        assert_eq!(
+            picked(tier, Layout::NN, 4096, 4096, 4096).schedule,
+            Schedule::Mma(plan::TILE_LARGE)
+        );
+        assert_eq!(
+            picked(tier, Layout::NT, 4096, 4096, 4096).schedule,
+            Schedule::Mma(plan::TILE_LARGE_NT)
+        );
+    }
+    // TF32: 128 x 256 for NN and TN, 128 x 128 for NT and below a wave.
+    for layout in [Layout::NN, Layout::TN] {
+        assert_eq!(
+            picked(Tier::Tf32, layout, 4096, 4096, 4096).schedule,
+            Schedule::Mma(plan::TILE_TF32_WIDE)
+        );
+        assert_eq!(
+            picked(Tier::Tf32, layout, 2048, 2048, 2048).schedule,
+            Schedule::Mma(plan::TILE_TF32_LARGE)
+        );
+    }
     assert_eq!(
-        picked(Tier::Tf32, Layout::NN, 4096, 4096, 4096).schedule,
+        picked(Tier::Tf32, Layout::NT, 4096, 4096, 4096).schedule,
         Schedule::Mma(plan::TILE_TF32_LARGE)
     );
     assert_eq!(
@@ -1011,8 +1033,16 @@ fn planner_tiles_match_the_cuda_instantiations() {
     };
     let fma = |t: &plan::FmaTile| vec![t.bm, t.bn, t.bk, t.tm, t.tn, t.min_blocks];
     assert_eq!(template_args(&text, "TileLarge"), mma(&plan::TILE_LARGE));
+    assert_eq!(
+        template_args(&text, "TileLargeNt"),
+        mma(&plan::TILE_LARGE_NT)
+    );
     assert_eq!(template_args(&text, "TileMedium"), mma(&plan::TILE_MEDIUM));
     assert_eq!(template_args(&text, "TileSmall"), mma(&plan::TILE_SMALL));
+    assert_eq!(
+        template_args(&text, "TileTf32Wide"),
+        mma(&plan::TILE_TF32_WIDE)
+    );
     assert_eq!(
         template_args(&text, "TileTf32Large"),
         mma(&plan::TILE_TF32_LARGE)

@@ -230,6 +230,8 @@ gemm_input!(F16, Dtype::F16, u8, {
 });
 
 gemm_input!(f32, Dtype::F32, f32, {
+    "gemm_tf32_nn_128x256" => GemmTf32Nn128x256,
+    "gemm_tf32_tn_128x256" => GemmTf32Tn128x256,
     "gemm_tf32_nn_128x128" => GemmTf32Nn128x128,
     "gemm_tf32_tn_128x128" => GemmTf32Tn128x128,
     "gemm_tf32_nt_128x128" => GemmTf32Nt128x128,

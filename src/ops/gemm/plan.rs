@@ -143,6 +143,16 @@ pub struct DecodeTile {
 pub const TILE_LARGE: MmaTile = MmaTile {
     bm: 128,
     bn: 256,
+    bk: 64,
+    warps_m: 2,
+    warps_n: 4,
+    stages: 3,
+    min_blocks: 1,
+};
+/// 16-bit NT: the BK = 64 ring spills there.
+pub const TILE_LARGE_NT: MmaTile = MmaTile {
+    bm: 128,
+    bn: 256,
     bk: 32,
     warps_m: 2,
     warps_n: 4,
@@ -166,6 +176,16 @@ pub const TILE_SMALL: MmaTile = MmaTile {
     warps_n: 2,
     stages: 3,
     min_blocks: 3,
+};
+/// TF32 NN and TN only (the NT instantiation would spill).
+pub const TILE_TF32_WIDE: MmaTile = MmaTile {
+    bm: 128,
+    bn: 256,
+    bk: 32,
+    warps_m: 2,
+    warps_n: 4,
+    stages: 3,
+    min_blocks: 1,
 };
 pub const TILE_TF32_LARGE: MmaTile = MmaTile {
     bm: 128,
@@ -307,8 +327,13 @@ impl Schedule {
 pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
     match tier {
         Tier::Bf16 | Tier::Fp16 => {
+            let large = if layout == Layout::NT {
+                TILE_LARGE_NT
+            } else {
+                TILE_LARGE
+            };
             let mut v = vec![
-                Schedule::Mma(TILE_LARGE),
+                Schedule::Mma(large),
                 Schedule::Mma(TILE_MEDIUM),
                 Schedule::Mma(TILE_SMALL),
             ];
@@ -318,10 +343,15 @@ pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
             }
             v
         }
-        Tier::Tf32 => vec![
-            Schedule::Mma(TILE_TF32_LARGE),
-            Schedule::Mma(TILE_TF32_SMALL),
-        ],
+        Tier::Tf32 => {
+            let mut v = Vec::new();
+            if layout != Layout::NT {
+                v.push(Schedule::Mma(TILE_TF32_WIDE));
+            }
+            v.push(Schedule::Mma(TILE_TF32_LARGE));
+            v.push(Schedule::Mma(TILE_TF32_SMALL));
+            v
+        }
         Tier::F32Pedantic => vec![Schedule::Fma(TILE_FMA_LARGE), Schedule::Fma(TILE_FMA_SMALL)],
     }
 }

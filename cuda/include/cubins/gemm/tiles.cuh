@@ -10,9 +10,11 @@ namespace cubins {
 namespace gemm {
 
 //                       BM   BN  BK  warps  stages  min blocks/SM
-using TileLarge = MmaTile<128, 256, 32, 2, 4, 4, 1>;   // 16-bit: 8 warps of 64 x 64
+using TileLarge = MmaTile<128, 256, 64, 2, 4, 3, 1>;   // 16-bit NN, TN: 8 warps of 64 x 64
+using TileLargeNt = MmaTile<128, 256, 32, 2, 4, 4, 1>; // 16-bit NT (BK 64 spills there)
 using TileMedium = MmaTile<128, 128, 32, 2, 2, 4, 2>;  // 16-bit: 4 warps of 64 x 64
 using TileSmall = MmaTile<64, 64, 64, 2, 2, 3, 3>;     // 16-bit: 4 warps of 32 x 32
+using TileTf32Wide = MmaTile<128, 256, 32, 2, 4, 3, 1>;   // f32: 8 warps of 64 x 64 (NN, TN)
 using TileTf32Large = MmaTile<128, 128, 32, 2, 4, 4, 1>;  // f32: 8 warps of 64 x 32
 using TileTf32Small = MmaTile<64, 64, 32, 2, 2, 4, 2>;    // f32: 4 warps of 32 x 32
 
