@@ -35,10 +35,16 @@ using namespace cubins;
 // without the streamed walk (its tile loop needs more registers), so a longer row takes
 // the elementwise walk there. Elsewhere (sm_80, sm_100, the PTX) it keeps 512 threads at
 // up to 128 registers and streams rows past 512 x 4 chunks.
-// A block that holds its SM alone (32 Ki bf16 columns on sm_90: 1024 threads, 128 KB of
-// dw accumulator) has no loads in flight while it reduces and writes a row, so the
-// resident and streamed walks prefetch the row group's next row of x and dy into L2
-// before the reduction: DRAM keeps working through the reduction and the writes.
+// A block that holds its SM alone (sm_90 at 32 Ki bf16 columns: 1024 threads take the
+// whole register file, and 128 KB of dw accumulator) has no loads in flight while it
+// reduces and writes a row, so such a block prefetches the row group's next row of x and
+// dy into L2 once its own loads have landed, before the reduction: DRAM keeps working
+// through the reduction and the writes. (Issued as the row starts, the prefetches compete
+// with the row's own loads: 64% of the copy ceiling at 4096 x 32768 on the H200, against
+// 78% after the loads and 71% without.)
+// Where several blocks share an SM they already overlap each other, and the prefetch's
+// instructions cost more than it hides (measured on the H200: 87-89% of the copy
+// ceiling without it, 80-86% with it at 4096-14336 columns).
 constexpr int kMaxThreads = 1024;
 constexpr int kBwdMaxThreads = 1024;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
@@ -243,7 +249,7 @@ struct BwdRow {
   DwAcc<T> acc;
   float eps;
   float2* scratch;
-  bool prefetch_next;  // the row group has a next row in the block (blockDim.y rows on)
+  bool prefetch_next;  // the block holds its SM alone and the row group has a next row
 };
 
 // Loads of x, dy and w name the read-only (non-coherent) path: the prefetch's asm takes
@@ -395,6 +401,7 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __
   const int64_t first = static_cast<int64_t>(blockIdx.x) * rows_per_block;
   const int64_t end = min(first + rows_per_block, static_cast<int64_t>(rows));
   const int steps = (rows_per_block + blockDim.y - 1) / blockDim.y;  // uniform over the block
+  const bool alone_on_sm = block_threads == kBwdMaxThreads;  // 64 registers x 1024 = the register file
   for (int s = 0; s < steps; ++s) {
     RowGroup g = RowGroup::current();
     g.row = first + static_cast<int64_t>(s) * blockDim.y + threadIdx.y;
@@ -402,7 +409,7 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __
     const int64_t offset = (live ? g.row : 0) * static_cast<int64_t>(cols);
     const BwdRow<T> a{x + offset, w, dy + offset, dx + offset,
                       DwAcc<T>::at(acc_all + threadIdx.y * acc_floats, n), eps, scratch,
-                      g.row + blockDim.y < end};
+                      alone_on_sm && g.row + blockDim.y < end};
     const auto p = RowPlan<T>::with_head(0, n, live, g);
     const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
     if (vec && p.tiles(kBwdChunks) <= 1) {

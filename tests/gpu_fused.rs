@@ -193,6 +193,10 @@ const ROW_SHAPES: &[(usize, usize)] = &[
     (67, 512),
     (1000, 33),
     (2, 40000),
+    // Resident rows of 1024 threads: RMSNorm backward blocks that hold their SM alone on
+    // sm_90 (bf16 at 32768, f32 at 16384) and prefetch their next row.
+    (5, 32768),
+    (3, 16384),
 ];
 
 /// Layouts every row op is checked on, at (3, 4097) and (4, 4096).
