@@ -1,0 +1,1 @@
+R=/tmp/r13; mkdir -p $R; cp .devcarry/b9/BUILD.txt $R/bundle-BUILD.txt; nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu --format=csv > $R/smi0.txt 2>&1; timeout 180 bash .devcarry/b9/run.sh $R/tests tests > $R/tests.out 2>&1; echo "tests rc=$?" > $R/rc.txt; tar czf $OUT/r13.tgz -C /tmp r13
