@@ -8,7 +8,9 @@
 // The forward reduces (max, sum of exp(x - max)) pairs in one pass: each thread takes the
 // max of its columns, sums exp(x - that max), and pairs combine by rescaling the smaller
 // max's sum. exp is the hardware exp2 (ex2.approx) of x * log2(e): within 2 ulp over the
-// range softmax uses, and the same instruction on every run.
+// range softmax uses, and the same instruction on every run. The output's 1 / sum joins the
+// exponent: y = 2^((x - max) log2(e) - log2(sum)), one FFMA and one ex2 after the
+// subtraction (x - max stays exact near the max, whatever the logits' magnitude).
 #include "cubins/dtype.cuh"
 #include "cubins/reduce.cuh"
 #include "cubins/rows.cuh"
@@ -24,6 +26,22 @@ constexpr int kFwdChunks = 8;
 constexpr int kBwdChunks = 4;
 constexpr int kStreamChunks = 2;
 constexpr int kElementUnroll = 4;
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+__device__ __forceinline__ float exp2_approx(float v) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
+  return r;
+}
+
+// The output exp(x - max) / sum as one exp2: 2^((x - max) log2(e) - log2(sum)).
+struct Softmax {
+  float mx;
+  float log2_sum;
+  __device__ __forceinline__ Softmax(float m, float sum) : mx(m), log2_sum(__log2f(sum)) {}
+  __device__ __forceinline__ float operator()(float x) const { return exp2_approx(fmaf(x - mx, kLog2e, -log2_sum)); }
+};
 
 // A running (max, sum of exp(v - max)) pair, as float2 (x: max, y: sum) so the row
 // reduction's shuffles carry it.
@@ -93,7 +111,7 @@ __device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow
   }
   if (p.has_edge()) acc = add_value(acc, to_float(a.x[p.edge_col]));
   acc = row_reduce(acc, MaxSum{}, no_columns(), a.scratch);
-  const float mx = acc.x, inv_sum = __fdividef(1.0f, acc.y);
+  const Softmax out(acc.x, acc.y);
 
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
     Chunk c[kChunks];
@@ -101,11 +119,11 @@ __device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow
     for_each_chunk<kChunks>(p, t, [&](int k, int m) {
       float f[kVec];
 #pragma unroll
-      for (int i = 0; i < kVec; ++i) f[i] = __expf(element<T>(c[k], i) - mx) * inv_sum;
+      for (int i = 0; i < kVec; ++i) f[i] = out(element<T>(c[k], i));
       store_chunk(a.y + p.col(m), pack<T>(f));
     });
   }
-  if (p.has_edge()) a.y[p.edge_col] = from_float<T>(__expf(to_float(a.x[p.edge_col]) - mx) * inv_sum);
+  if (p.has_edge()) a.y[p.edge_col] = from_float<T>(out(to_float(a.x[p.edge_col])));
 }
 
 template <class T>
@@ -114,9 +132,9 @@ __device__ __forceinline__ void fwd_row_elementwise(const RowPlan<T>& p, const F
 #pragma unroll kElementUnroll
   for (int c = p.lane; c < p.cols; c += p.threads) acc = add_value(acc, to_float(a.x[c]));
   acc = row_reduce(acc, MaxSum{}, no_columns(), a.scratch);
-  const float mx = acc.x, inv_sum = __fdividef(1.0f, acc.y);
+  const Softmax out(acc.x, acc.y);
 #pragma unroll kElementUnroll
-  for (int c = p.lane; c < p.cols; c += p.threads) a.y[c] = from_float<T>(__expf(to_float(a.x[c]) - mx) * inv_sum);
+  for (int c = p.lane; c < p.cols; c += p.threads) a.y[c] = from_float<T>(out(to_float(a.x[c])));
 }
 
 template <class T>
