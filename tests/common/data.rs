@@ -86,22 +86,14 @@ pub fn to_f64<T: Elem>(values: &[T]) -> Vec<f64> {
 }
 
 /// splitmix64: a fixed seed gives the same inputs on every machine and run.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
+// A binary that also includes the bench harness or tests/gpu_common holds a second, private
+// copy of the same file: same stream, no shared state.
+#[allow(clippy::duplicate_mod)]
+#[path = "../../benches/harness/host/splitmix.rs"]
+mod splitmix;
+pub use splitmix::SplitMix64;
 
 impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
     /// Uniform in [lo, hi), from the top 53 bits.
     pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
         let unit = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;

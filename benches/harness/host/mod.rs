@@ -14,6 +14,7 @@ pub mod reading;
 pub mod rotation;
 pub mod runs;
 pub mod schedule;
+pub mod splitmix;
 pub mod stamp;
 pub mod stats;
 pub mod table;

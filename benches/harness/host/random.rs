@@ -3,24 +3,11 @@
 
 use half::{bf16, f16};
 
-/// SplitMix64: tiny, fast and good enough to keep inputs away from constant patterns that
-/// hardware could compress or short-circuit.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
+// SplitMix64: tiny, fast and good enough to keep inputs away from constant patterns that
+// hardware could compress or short-circuit.
+pub use super::splitmix::SplitMix64;
 
 impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
     /// Uniform in [-1, 1), from the top 24 bits so every value is exact in f32.
     pub fn next_unit_f32(&mut self) -> f32 {
         ((self.next_u64() >> 40) as f32 / (1u64 << 23) as f32) - 1.0
