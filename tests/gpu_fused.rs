@@ -19,6 +19,8 @@ mod common;
 #[path = "../benches/harness/gpu/driver.rs"]
 mod driver;
 mod gpu_common;
+#[path = "gpu_common/guarded.rs"]
+mod guarded;
 
 use common::data::{assert_close, to_f64, Elem, SplitMix64};
 use common::digest::{fnv1a64, hash_line, DigestFile};
@@ -31,125 +33,18 @@ use cubins::ops::rope::{rope, Pairing, RopeElem, RopeShape};
 use cubins::ops::rows::{Launched, Threads};
 use cubins::ops::softmax::{softmax, softmax_backward, SoftmaxElem};
 use cubins::ops::swiglu::{swiglu, swiglu_interleaved, SwigluElem};
-use cubins::runtime::{Bf16, Error, Gpu, F16};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cubins::runtime::{Bf16, Error, Gpu};
+use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 use gpu_common::gpu;
+use guarded::{DeviceElem, Guarded};
 use half::{bf16, f16};
 
 // ------------------------------------------------------------------ device buffers
 
-/// A host storage type and the device type its launchers take.
-trait GpuElem: Elem {
-    type Dev: RmsNormElem + SoftmaxElem + SwigluElem + RopeElem;
-    fn dev(v: Self) -> Self::Dev;
-    fn host(v: Self::Dev) -> Self;
-}
-
-impl GpuElem for bf16 {
-    type Dev = Bf16;
-    fn dev(v: Self) -> Bf16 {
-        Bf16(v)
-    }
-    fn host(v: Bf16) -> Self {
-        v.0
-    }
-}
-
-impl GpuElem for f16 {
-    type Dev = F16;
-    fn dev(v: Self) -> F16 {
-        F16(v)
-    }
-    fn host(v: F16) -> Self {
-        v.0
-    }
-}
-
-impl GpuElem for f32 {
-    type Dev = f32;
-    fn dev(v: Self) -> f32 {
-        v
-    }
-    fn host(v: f32) -> Self {
-        v
-    }
-}
-
-/// Poisoned elements around every buffer: a kernel writing past either end is caught.
-const GUARD: usize = 64;
-
-/// A device tensor of `len` elements at element offset `GUARD + shift` of an allocation
-/// whose other elements hold the poison (`shift` moves the base off 16-byte alignment).
-struct Tensor<T: GpuElem> {
-    buf: DeviceBuffer<T::Dev>,
-    start: usize,
-    len: usize,
-}
-
-impl<T: GpuElem> Tensor<T> {
-    fn new(values: &[T], shift: usize) -> Tensor<T> {
-        let start = GUARD + shift;
-        let mut host = vec![T::dev(T::poison()); start + values.len() + GUARD];
-        for (d, &v) in host[start..].iter_mut().zip(values) {
-            *d = T::dev(v);
-        }
-        let buf = DeviceBuffer::from_slice(&host).expect("upload");
-        Tensor {
-            buf,
-            start,
-            len: values.len(),
-        }
-    }
-
-    /// An output: all poison.
-    fn poisoned(len: usize, shift: usize) -> Tensor<T> {
-        Tensor::new(&vec![T::poison(); len], shift)
-    }
-
-    fn view(&self) -> DeviceSlice<T::Dev> {
-        self.buf.index(self.start..self.start + self.len)
-    }
-
-    fn all(&self) -> Vec<T> {
-        let mut host = vec![T::dev(T::default()); self.buf.len()];
-        self.buf.copy_to(&mut host[..]).expect("download");
-        host.into_iter().map(T::host).collect()
-    }
-
-    /// The tensor's elements after checking that the guard zones still hold the poison.
-    fn read(&self, what: &str) -> Vec<T> {
-        let all = self.all();
-        let (before, rest) = all.split_at(self.start);
-        let (body, after) = rest.split_at(self.len);
-        assert!(
-            before.iter().chain(after).all(|v| v.is_poison()),
-            "{what}: a write landed outside the tensor"
-        );
-        body.to_vec()
-    }
-
-    /// The tensor's elements, every one written (no poison left).
-    fn output(&self, what: &str) -> Vec<T> {
-        let body = self.read(what);
-        if let Some(i) = body.iter().position(|v| v.is_poison()) {
-            panic!(
-                "{what} ({}): element {i} of {} was never written",
-                T::NAME,
-                body.len()
-            );
-        }
-        body
-    }
-
-    fn fill(&mut self, values: &[T]) {
-        let dev: Vec<T::Dev> = values.iter().map(|&v| T::dev(v)).collect();
-        self.buf
-            .index(self.start..self.start + self.len)
-            .copy_from(&dev[..])
-            .expect("upload");
-    }
-}
+/// A host storage type whose device type every fused launcher takes.
+trait GpuElem: DeviceElem<Dev: RmsNormElem + SoftmaxElem + SwigluElem + RopeElem> {}
+impl<T: DeviceElem<Dev: RmsNormElem + SoftmaxElem + SwigluElem + RopeElem>> GpuElem for T {}
 
 fn sync(stream: &Stream) {
     stream.synchronize().expect("the kernel ran to completion");
@@ -300,8 +195,11 @@ fn rmsnorm_case<T: GpuElem>(gpu: &Gpu, (rows, cols): (usize, usize), layout: Lay
     let mut rng = SplitMix64::new(seed("rmsnorm", T::NAME, rows, cols));
     let x: Vec<T> = rng.fill(rows * cols, -2.0, 2.0);
     let w: Vec<T> = rng.fill(cols, 0.5, 1.5);
-    let (xd, wd) = (Tensor::new(&x, layout.shift), Tensor::new(&w, layout.shift));
-    let yd = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let (xd, wd) = (
+        Guarded::new(&x, layout.shift),
+        Guarded::new(&w, layout.shift),
+    );
+    let yd = Guarded::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
     let stream = gpu.stream().unwrap();
     let opts = RmsNormOptions {
         eps: EPS,
@@ -337,15 +235,18 @@ fn rmsnorm_residual_case<T: GpuElem>(
     let x: Vec<T> = rng.fill(rows * cols, -2.0, 2.0);
     let res: Vec<T> = rng.fill(rows * cols, -2.0, 2.0);
     let w: Vec<T> = rng.fill(cols, 0.5, 1.5);
-    let (xd, wd) = (Tensor::new(&x, layout.shift), Tensor::new(&w, layout.shift));
-    let yd = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let (xd, wd) = (
+        Guarded::new(&x, layout.shift),
+        Guarded::new(&w, layout.shift),
+    );
+    let yd = Guarded::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
     let stream = gpu.stream().unwrap();
     let opts = RmsNormOptions {
         eps: EPS,
         threads: layout.threads,
     };
     let (launched, res_out) = if in_place {
-        let rd = Tensor::new(&res, layout.shift);
+        let rd = Guarded::new(&res, layout.shift);
         let l = rmsnorm_residual(
             gpu,
             &stream,
@@ -359,8 +260,8 @@ fn rmsnorm_residual_case<T: GpuElem>(
         );
         (l, rd)
     } else {
-        let rin = Tensor::new(&res, layout.shift);
-        let rout = Tensor::<T>::poisoned(rows * cols, layout.shift);
+        let rin = Guarded::new(&res, layout.shift);
+        let rout = Guarded::<T>::poisoned(rows * cols, layout.shift);
         let l = rmsnorm_residual_into(
             gpu,
             &stream,
@@ -402,12 +303,12 @@ fn rmsnorm_backward_case<T: GpuElem>(
     let w: Vec<T> = rng.fill(cols, 0.5, 1.5);
     let dy: Vec<T> = rng.fill(rows * cols, -1.0, 1.0);
     let (xd, wd, dyd) = (
-        Tensor::new(&x, layout.shift),
-        Tensor::new(&w, layout.shift),
-        Tensor::new(&dy, layout.shift),
+        Guarded::new(&x, layout.shift),
+        Guarded::new(&w, layout.shift),
+        Guarded::new(&dy, layout.shift),
     );
-    let dxd = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
-    let dwd = Tensor::<T>::poisoned(cols, layout.shift);
+    let dxd = Guarded::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let dwd = Guarded::<T>::poisoned(cols, layout.shift);
     let opts = RmsNormBwdOptions {
         eps: EPS,
         threads: layout.threads,
@@ -448,8 +349,8 @@ fn rmsnorm_backward_case<T: GpuElem>(
 fn softmax_case<T: GpuElem>(gpu: &Gpu, (rows, cols): (usize, usize), layout: Layout) -> Outcome<T> {
     let mut rng = SplitMix64::new(seed("softmax", T::NAME, rows, cols));
     let x: Vec<T> = rng.fill(rows * cols, -8.0, 8.0);
-    let xd = Tensor::new(&x, layout.shift);
-    let yd = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let xd = Guarded::new(&x, layout.shift);
+    let yd = Guarded::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
     let stream = gpu.stream().unwrap();
     let launched = softmax(
         gpu,
@@ -483,10 +384,10 @@ fn softmax_backward_case<T: GpuElem>(
         .collect();
     let dy: Vec<T> = rng.fill(rows * cols, -1.0, 1.0);
     let (yd, dyd) = (
-        Tensor::new(&y, layout.shift),
-        Tensor::new(&dy, layout.shift),
+        Guarded::new(&y, layout.shift),
+        Guarded::new(&dy, layout.shift),
     );
-    let dxd = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let dxd = Guarded::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
     let stream = gpu.stream().unwrap();
     let launched = softmax_backward(
         gpu,
@@ -511,8 +412,11 @@ fn swiglu_case<T: GpuElem>(gpu: &Gpu, (rows, cols): (usize, usize), layout: Layo
     let mut rng = SplitMix64::new(seed("swiglu", T::NAME, rows, cols));
     let g: Vec<T> = rng.fill(rows * cols, -6.0, 6.0);
     let u: Vec<T> = rng.fill(rows * cols, -2.0, 2.0);
-    let (gd, ud) = (Tensor::new(&g, layout.shift), Tensor::new(&u, layout.shift));
-    let od = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let (gd, ud) = (
+        Guarded::new(&g, layout.shift),
+        Guarded::new(&u, layout.shift),
+    );
+    let od = Guarded::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
     let stream = gpu.stream().unwrap();
     let launched = swiglu(gpu, &stream, &gd.view(), &ud.view(), &mut od.view())
         .unwrap_or_else(|e| panic!("swiglu {rows}x{cols} {}: {e}", layout.describe()));
@@ -531,8 +435,8 @@ fn swiglu_interleaved_case<T: GpuElem>(
 ) -> Outcome<T> {
     let mut rng = SplitMix64::new(seed("swiglu_interleaved", T::NAME, rows, cols));
     let gu: Vec<T> = rng.fill(rows * 2 * cols, -6.0, 6.0);
-    let gud = Tensor::new(&gu, layout.shift);
-    let od = Tensor::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
+    let gud = Guarded::new(&gu, layout.shift);
+    let od = Guarded::<T>::poisoned(rows * cols, layout.shift + layout.out_shift);
     let stream = gpu.stream().unwrap();
     let launched = swiglu_interleaved(
         gpu,
@@ -578,12 +482,12 @@ fn rope_case<T: GpuElem>(
     let cos: Vec<T> = cos.into_iter().map(T::from_f64).collect();
     let sin: Vec<T> = sin.into_iter().map(T::from_f64).collect();
     let (qd, kd) = (
-        Tensor::new(&q, layout.shift + layout.out_shift),
-        Tensor::new(&k, layout.shift),
+        Guarded::new(&q, layout.shift + layout.out_shift),
+        Guarded::new(&k, layout.shift),
     );
     let (cd, sd) = (
-        Tensor::new(&cos, layout.shift),
-        Tensor::new(&sin, layout.shift),
+        Guarded::new(&cos, layout.shift),
+        Guarded::new(&sin, layout.shift),
     );
     let stream = gpu.stream().unwrap();
     let mut kv = kd.view();
@@ -870,15 +774,15 @@ fn record_fused_digests() {
 fn check_repeat_and_graph<T: GpuElem>(
     gpu: &Gpu,
     what: &str,
-    outputs: &mut [&mut Tensor<T>],
+    outputs: &mut [&mut Guarded<T>],
     enqueue: &dyn Fn(&Stream) -> Result<(), Error>,
 ) {
     let stream = gpu.stream().unwrap();
     let mut runs: Vec<Vec<Vec<T>>> = Vec::new();
     for mode in ["eager", "eager again", "graph replay"] {
         for o in outputs.iter_mut() {
-            let poison = vec![T::poison(); o.len];
-            o.fill(&poison);
+            let poison = vec![T::poison(); o.len()];
+            o.upload(&poison);
         }
         if mode == "graph replay" {
             let graph = driver::GraphExec::capture(stream.as_inner(), || {
@@ -909,15 +813,15 @@ fn check_repeat_and_graph<T: GpuElem>(
 fn repeat_and_graph<T: GpuElem>(gpu: &Gpu) {
     let (rows, cols) = (37, 4097);
     let mut rng = SplitMix64::new(0xF00D);
-    let x = Tensor::new(&rng.fill::<T>(rows * cols, -2.0, 2.0), 0);
-    let w = Tensor::new(&rng.fill::<T>(cols, 0.5, 1.5), 0);
-    let dy = Tensor::new(&rng.fill::<T>(rows * cols, -1.0, 1.0), 0);
-    let mut y = Tensor::<T>::poisoned(rows * cols, 0);
-    let mut y2 = Tensor::<T>::poisoned(rows * cols, 0);
-    let mut dw = Tensor::<T>::poisoned(cols, 0);
+    let x = Guarded::new(&rng.fill::<T>(rows * cols, -2.0, 2.0), 0);
+    let w = Guarded::new(&rng.fill::<T>(cols, 0.5, 1.5), 0);
+    let dy = Guarded::new(&rng.fill::<T>(rows * cols, -1.0, 1.0), 0);
+    let mut y = Guarded::<T>::poisoned(rows * cols, 0);
+    let mut y2 = Guarded::<T>::poisoned(rows * cols, 0);
+    let mut dw = Guarded::<T>::poisoned(cols, 0);
     // The interleaved SwiGLU reads x as [rows, 2 * half] and writes [rows, half].
     let half = cols / 2;
-    let mut gated = Tensor::<T>::poisoned(rows * half, 0);
+    let mut gated = Guarded::<T>::poisoned(rows * half, 0);
     let opts = RmsNormOptions::default();
     let bwd = RmsNormBwdOptions::default();
     let plan = rmsnorm_backward_plan::<T::Dev>(gpu, rows, cols, &bwd).unwrap();
@@ -998,15 +902,15 @@ fn repeat_runs_and_graph_replay_give_the_same_bits() {
     let mut rng = SplitMix64::new(0xBEEF);
     let q0: Vec<bf16> = rng.fill(33 * 8 * 128, -2.0, 2.0);
     let (cos, sin) = reference::rope_table(33, 128, 10000.0);
-    let cos = Tensor::new(&cos.into_iter().map(bf16::from_f64).collect::<Vec<_>>(), 0);
-    let sin = Tensor::new(&sin.into_iter().map(bf16::from_f64).collect::<Vec<_>>(), 0);
-    let mut q = Tensor::new(&q0, 0);
-    let mut k = Tensor::new(&q0[..33 * 2 * 128], 0);
+    let cos = Guarded::new(&cos.into_iter().map(bf16::from_f64).collect::<Vec<_>>(), 0);
+    let sin = Guarded::new(&sin.into_iter().map(bf16::from_f64).collect::<Vec<_>>(), 0);
+    let mut q = Guarded::new(&q0, 0);
+    let mut k = Guarded::new(&q0[..33 * 2 * 128], 0);
     let stream = gpu.stream().unwrap();
     let mut results = Vec::new();
     for replay in [false, false, true] {
-        q.fill(&q0);
-        k.fill(&q0[..33 * 2 * 128]);
+        q.upload(&q0);
+        k.upload(&q0[..33 * 2 * 128]);
         let (qv, kv, cv, sv) = (q.view(), k.view(), cos.view(), sin.view());
         let run = |s: &Stream| {
             rope(
@@ -1063,9 +967,9 @@ fn refused(what: &str, r: Result<impl std::fmt::Debug, Error>, needle: &str) {
 fn bad_input_is_refused_before_launch() {
     let gpu = gpu();
     let stream = gpu.stream().unwrap();
-    let x = Tensor::<bf16>::new(&[bf16::ONE; 64], 0);
-    let w = Tensor::<bf16>::new(&[bf16::ONE; 8], 0);
-    let y = Tensor::<bf16>::poisoned(64, 0);
+    let x = Guarded::<bf16>::new(&[bf16::ONE; 64], 0);
+    let w = Guarded::<bf16>::new(&[bf16::ONE; 8], 0);
+    let y = Guarded::<bf16>::poisoned(64, 0);
     let opts = RmsNormOptions::default();
     let (xv, wv) = (x.view(), w.view());
     refused(
@@ -1134,7 +1038,7 @@ fn bad_input_is_refused_before_launch() {
         "`gate_up`",
     );
     let ws = DeviceBuffer::from_slice(&[0f32; 4]).unwrap();
-    let dw = Tensor::<bf16>::poisoned(8, 0);
+    let dw = Guarded::<bf16>::poisoned(8, 0);
     refused(
         "backward: short workspace",
         rmsnorm_backward(
@@ -1152,7 +1056,7 @@ fn bad_input_is_refused_before_launch() {
         ),
         "`workspace`",
     );
-    let t = Tensor::<bf16>::new(&[bf16::ONE; 8], 0);
+    let t = Guarded::<bf16>::new(&[bf16::ONE; 8], 0);
     let odd = RopeShape {
         tokens: 1,
         q_heads: 1,

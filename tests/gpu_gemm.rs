@@ -23,6 +23,8 @@ mod common;
 mod driver;
 mod gemm_common;
 mod gpu_common;
+#[path = "gpu_common/guarded.rs"]
+mod guarded;
 
 use common::data::{Elem, SplitMix64};
 use common::digest::{fnv1a64, hash_line, DigestFile};
@@ -31,103 +33,18 @@ use cubins::ops::gemm::{
     Schedule, Tier,
 };
 use cubins::runtime::{Bf16, Error, Gpu, F16};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 use gemm_common::reference::{epilogue, gemm_f64, pedantic_f32, rel_frobenius};
 use gpu_common::gpu;
+use guarded::{DeviceElem, Guarded};
 use half::{bf16, f16};
 
 // ------------------------------------------------------------------ element types
 
-/// A host element type and the device type the GEMM takes.
-trait HostElem: Elem {
-    type Dev: GemmOutput + Copy;
-    fn dev(self) -> Self::Dev;
-    fn host(v: Self::Dev) -> Self;
-}
-
-impl HostElem for bf16 {
-    type Dev = Bf16;
-    fn dev(self) -> Bf16 {
-        Bf16(self)
-    }
-    fn host(v: Bf16) -> Self {
-        v.0
-    }
-}
-
-impl HostElem for f16 {
-    type Dev = F16;
-    fn dev(self) -> F16 {
-        F16(self)
-    }
-    fn host(v: F16) -> Self {
-        v.0
-    }
-}
-
-impl HostElem for f32 {
-    type Dev = f32;
-    fn dev(self) -> f32 {
-        self
-    }
-    fn host(v: f32) -> Self {
-        v
-    }
-}
-
-// ------------------------------------------------------------------ guarded device buffers
-
-/// Poisoned elements around every buffer: a write past either end is caught.
-const GUARD: usize = 64;
-
-/// A device buffer of `values` at element offset `GUARD + shift` of an allocation whose
-/// other elements hold the poison (`shift` moves the base off 16-byte alignment).
-struct Guarded<T: HostElem> {
-    buf: DeviceBuffer<T::Dev>,
-    start: usize,
-    len: usize,
-}
-
-impl<T: HostElem> Guarded<T> {
-    fn new(values: &[T], shift: usize) -> Guarded<T> {
-        let start = GUARD + shift;
-        let mut host = vec![T::poison().dev(); start + values.len() + GUARD];
-        for (d, &v) in host[start..].iter_mut().zip(values) {
-            *d = v.dev();
-        }
-        Guarded {
-            buf: DeviceBuffer::from_slice(&host).expect("upload"),
-            start,
-            len: values.len(),
-        }
-    }
-
-    fn view(&self) -> DeviceSlice<T::Dev> {
-        self.buf.index(self.start..self.start + self.len)
-    }
-
-    fn upload(&mut self, values: &[T]) {
-        let dev: Vec<T::Dev> = values.iter().map(|&v| v.dev()).collect();
-        self.buf
-            .index(self.start..self.start + self.len)
-            .copy_from(&dev[..])
-            .expect("upload");
-    }
-
-    /// The body, after checking that the guard zones still hold the poison.
-    fn read(&self, what: &str) -> Vec<T> {
-        let mut host = vec![T::default().dev(); self.buf.len()];
-        self.buf.copy_to(&mut host[..]).expect("download");
-        let all: Vec<T> = host.into_iter().map(T::host).collect();
-        let outside = all[..self.start]
-            .iter()
-            .chain(&all[self.start + self.len..])
-            .any(|v| !v.is_poison());
-        assert!(!outside, "{what}: a write landed outside the buffer");
-        all[self.start..self.start + self.len].to_vec()
-    }
-}
+/// A host element type whose device type the GEMM takes.
+trait HostElem: DeviceElem<Dev: GemmOutput> {}
+impl<T: DeviceElem<Dev: GemmOutput>> HostElem for T {}
 
 // ------------------------------------------------------------------ cases
 
