@@ -48,17 +48,27 @@ fn mma_configs() -> Vec<(Tier, Layout, plan::MmaTile)> {
     v
 }
 
+/// Every tensor-core configuration with its stage model.
+fn mma_stages() -> Vec<(Tier, Layout, plan::MmaTile, MmaStage)> {
+    mma_configs()
+        .into_iter()
+        .map(|(tier, layout, t)| {
+            let stage = MmaStage::new(
+                tier.input_bytes() as usize,
+                layout.a_k_major(),
+                layout.b_k_major(),
+                &MmaTileModel::from_plan(&t),
+            );
+            (tier, layout, t, stage)
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------- shared-memory layouts
 
 #[test]
 fn tile_layouts_are_bijections_into_their_footprint() {
-    for (tier, layout, t) in mma_configs() {
-        let stage = MmaStage::new(
-            tier.input_bytes() as usize,
-            layout.a_k_major(),
-            layout.b_k_major(),
-            &MmaTileModel::from_plan(&t),
-        );
+    for (tier, layout, t, stage) in mma_stages() {
         for copy in [stage.copy_a, stage.copy_b] {
             assert!(copy.well_formed(), "{copy:?}");
             let cpr = copy.chunks_per_row();
@@ -170,14 +180,7 @@ fn every_fragment_read_is_bank_conflict_free() {
 #[test]
 fn cp_async_store_phases_are_bank_conflict_free() {
     // A warp's 16-byte stores go out eight lanes at a time; each eight must cover eight bank groups.
-    for (tier, layout, t) in mma_configs() {
-        let tile = MmaTileModel::from_plan(&t);
-        let stage = MmaStage::new(
-            tier.input_bytes() as usize,
-            layout.a_k_major(),
-            layout.b_k_major(),
-            &tile,
-        );
+    for (tier, layout, t, stage) in mma_stages() {
         for copy in [stage.copy_a, stage.copy_b] {
             for i in 0..copy.per_thread() {
                 for first in (0..copy.threads).step_by(8) {
@@ -243,14 +246,7 @@ fn epilogue_staging_is_bank_conflict_free() {
 fn interior_copies_are_one_pointer_and_a_stride_per_thread() {
     // TileCopy's fast path addresses chunk i of a thread as its first chunk plus
     // i * kRowsPerPass rows: true when every thread's chunks share a column.
-    for (tier, layout, t) in mma_configs() {
-        let tile = MmaTileModel::from_plan(&t);
-        let stage = MmaStage::new(
-            tier.input_bytes() as usize,
-            layout.a_k_major(),
-            layout.b_k_major(),
-            &tile,
-        );
+    for (tier, layout, _, stage) in mma_stages() {
         for copy in [stage.copy_a, stage.copy_b] {
             let rows_per_pass = copy.threads / copy.chunks_per_row();
             for tid in 0..copy.threads {
@@ -270,14 +266,7 @@ fn interior_copies_are_one_pointer_and_a_stride_per_thread() {
 
 #[test]
 fn tile_copy_loads_every_element_once_and_zero_fills_outside() {
-    for (tier, layout, t) in mma_configs() {
-        let tile = MmaTileModel::from_plan(&t);
-        let stage = MmaStage::new(
-            tier.input_bytes() as usize,
-            layout.a_k_major(),
-            layout.b_k_major(),
-            &tile,
-        );
+    for (tier, layout, _, stage) in mma_stages() {
         for copy in [stage.copy_a, stage.copy_b] {
             let epc = copy.elems_per_chunk();
             // A window hanging over the matrix edge in both directions (a tail tile).

@@ -28,6 +28,18 @@ pub fn epilogue(acc: f32, alpha: f32, beta: f32, old: f32, bias: Option<f32>) ->
     v
 }
 
+/// Element (outer, kk) of a stored operand, outer = row of op(A) or column of op(B):
+/// K contiguous (`k_major`) or the outer index contiguous.
+fn stored<T: Copy>(data: &[T], ld: usize, k_major: bool) -> impl Fn(usize, usize) -> T + '_ {
+    move |outer, kk| {
+        if k_major {
+            data[outer * ld + kk]
+        } else {
+            data[kk * ld + outer]
+        }
+    }
+}
+
 /// op(A) op(B) in f64 from stored operands (row-major, leading dimensions in elements);
 /// `a_k_major` / `b_k_major`: K is the contiguous dimension of stored A / B (the layout).
 #[allow(clippy::too_many_arguments)]
@@ -41,26 +53,14 @@ pub fn gemm_f64(
     b: &[f64],
     ldb: usize,
 ) -> Vec<f64> {
-    let op_a = |i: usize, kk: usize| {
-        if a_k_major {
-            a[i * lda + kk]
-        } else {
-            a[kk * lda + i]
-        }
-    };
-    let op_b = |kk: usize, j: usize| {
-        if b_k_major {
-            b[j * ldb + kk]
-        } else {
-            b[kk * ldb + j]
-        }
-    };
+    let op_a = stored(a, lda, a_k_major);
+    let op_b = stored(b, ldb, b_k_major);
     let mut c = vec![0.0; m * n];
     for i in 0..m {
         for kk in 0..k {
             let av = op_a(i, kk);
             for j in 0..n {
-                c[i * n + j] += av * op_b(kk, j);
+                c[i * n + j] += av * op_b(j, kk);
             }
         }
     }
@@ -79,26 +79,14 @@ pub fn pedantic_f32(
     b: &[f32],
     ldb: usize,
 ) -> Vec<f32> {
-    let op_a = |i: usize, kk: usize| {
-        if a_k_major {
-            a[i * lda + kk]
-        } else {
-            a[kk * lda + i]
-        }
-    };
-    let op_b = |kk: usize, j: usize| {
-        if b_k_major {
-            b[j * ldb + kk]
-        } else {
-            b[kk * ldb + j]
-        }
-    };
+    let op_a = stored(a, lda, a_k_major);
+    let op_b = stored(b, ldb, b_k_major);
     let mut c = vec![0.0f32; m * n];
     for i in 0..m {
         for j in 0..n {
             let mut acc = 0.0f32;
             for kk in 0..k {
-                acc = op_a(i, kk).mul_add(op_b(kk, j), acc);
+                acc = op_a(i, kk).mul_add(op_b(j, kk), acc);
             }
             c[i * n + j] = acc;
         }
