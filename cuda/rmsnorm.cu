@@ -346,7 +346,9 @@ __device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow
     sums.x += ex * ex;
     sums.y += edy * load_ro(a.w + p.edge_col) * ex;
   }
-  bwd_prefetch_next<T, kKeep ? kChunks : 0>(p, a);
+  // Only the 1024-thread build (sm_90) has blocks that hold an SM alone, and only resident
+  // rows: it has no streamed walk.
+  if constexpr (kKeep && kBwdBoundThreads == kBwdMaxThreads) bwd_prefetch_next<T, kChunks>(p, a);
   sums = row_reduce(sums, Sum{}, make_float2(0.0f, 0.0f), a.scratch);
   const float inv_n = inv_cols(max(p.cols, 1));
   const float rstd = rsqrtf(sums.x * inv_n + a.eps);

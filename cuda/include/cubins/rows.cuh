@@ -40,23 +40,18 @@ struct RowGroup {
 constexpr int kLineBytes = 128;
 
 // Prefetches [begin, begin + bytes) into L2: one request per 128-byte line, line i by the
-// row's thread i % threads. kPerThread > 0: the caller knows the range spans at most
-// kPerThread * threads lines (unrolled, 32-bit offsets); 0: any length (a loop).
-template <int kPerThread = 0>
-__device__ __forceinline__ void prefetch_l2_lines(const void* begin, int64_t bytes, int lane, int threads) {
+// row's thread i % threads. The caller knows the range spans at most kPerThread * threads
+// lines (unrolled, 32-bit offsets).
+template <int kPerThread>
+__device__ __forceinline__ void prefetch_l2_lines(const void* begin, int bytes, int lane, int threads) {
+  static_assert(kPerThread > 0, "a bounded range");
   const int head = static_cast<int>(reinterpret_cast<uintptr_t>(begin) % kLineBytes);
   const char* first = static_cast<const char*>(begin) - head;
-  if constexpr (kPerThread > 0) {
-    const int end = head + static_cast<int>(bytes);
+  const int end = head + bytes;
 #pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const int at = (lane + j * threads) * kLineBytes;
-      if (at < end) prefetch_l2(first + at);
-    }
-  } else {
-    const int64_t end = head + bytes;
-    const int64_t step = static_cast<int64_t>(threads) * kLineBytes;
-    for (int64_t at = static_cast<int64_t>(lane) * kLineBytes; at < end; at += step) prefetch_l2(first + at);
+  for (int j = 0; j < kPerThread; ++j) {
+    const int at = (lane + j * threads) * kLineBytes;
+    if (at < end) prefetch_l2(first + at);
   }
 }
 
@@ -113,14 +108,14 @@ struct RowPlan {
   }
 
   // Prefetches the columns of `row` (another row of this plan's length, one this row
-  // group reads later) into L2, spread over the row's threads. kTileChunks > 0: the row
-  // fits one tile of kTileChunks chunks per thread, so it spans at most
-  // threads * kTileChunks * 16 / 128 + 2 lines (a partial line at each end), which
-  // kTileChunks * 16 / 128 + 1 lines per thread cover (>= 16 threads). 0: any length.
-  template <int kTileChunks = 0>
+  // group reads later) into L2, spread over the row's threads. The row fits one tile of
+  // kTileChunks chunks per thread, so it spans at most threads * kTileChunks * 16 / 128 + 2
+  // lines (a partial line at each end), which kTileChunks * 16 / 128 + 1 lines per thread
+  // cover (>= 16 threads).
+  template <int kTileChunks>
   __device__ __forceinline__ void prefetch_row_l2(const T* row) const {
-    constexpr int kPerThread = kTileChunks > 0 ? kTileChunks * static_cast<int>(sizeof(Chunk)) / kLineBytes + 1 : 0;
-    prefetch_l2_lines<kPerThread>(row, static_cast<int64_t>(cols) * static_cast<int64_t>(sizeof(T)), lane, threads);
+    constexpr int kPerThread = kTileChunks * static_cast<int>(sizeof(Chunk)) / kLineBytes + 1;
+    prefetch_l2_lines<kPerThread>(row, cols * static_cast<int>(sizeof(T)), lane, threads);
   }
 };
 
