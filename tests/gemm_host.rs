@@ -19,9 +19,17 @@ use gemm_common::plan::{
 };
 use gemm_common::reference::pedantic_f32;
 
+/// The H200 running an sm_90 cubin (the wgmma kernels are stubs there).
 const H200: DeviceFacts = DeviceFacts {
     sm_count: 132,
     max_smem_per_block_optin: 232_448,
+    wgmma: false,
+};
+
+/// The H200 running the sm_90a cubin.
+const H200_SM90A: DeviceFacts = DeviceFacts {
+    wgmma: true,
+    ..H200
 };
 
 fn kind_of(tier: Tier) -> MmaKind {
@@ -679,6 +687,50 @@ fn selector_picks_per_shape() {
             Schedule::Mma(_)
         ));
     }
+    // On the sm_90a route the wgmma tile takes every 16-bit shape that fills half the SMs
+    // (2048^2: 128 tiles on 132 SMs); smaller ones and decode keep their kernels.
+    let on_sm90a = |tier, layout, m, n, k| {
+        plan::plan(
+            &problem(tier, layout, m, n, k),
+            &H200_SM90A,
+            &Choice::default(),
+            false,
+        )
+        .expect("a plan")
+        .schedule
+    };
+    for tier in [Tier::Bf16, Tier::Fp16] {
+        for layout in Layout::ALL {
+            for (m, n, k) in [
+                (8192, 8192, 8192),
+                (4096, 4096, 4096),
+                (4096, 14336, 4096),
+                (4096, 4096, 14336),
+                (2048, 2048, 2048),
+                (1152, 2048, 64),
+            ] {
+                assert_eq!(
+                    on_sm90a(tier, layout, m, n, k),
+                    Schedule::Wgmma(plan::TILE_WGMMA),
+                    "{tier:?} {layout:?} {m}x{n}x{k}"
+                );
+            }
+            assert_eq!(
+                on_sm90a(tier, layout, 128, 4096, 4096),
+                Schedule::Mma(plan::TILE_SMALL)
+            );
+        }
+        assert_eq!(
+            on_sm90a(tier, Layout::NN, 8, 4096, 4096),
+            Schedule::Decode(plan::DECODE_W16)
+        );
+    }
+    for tier in [Tier::Tf32, Tier::F32Pedantic] {
+        assert_eq!(
+            on_sm90a(tier, Layout::NN, 4096, 4096, 4096),
+            picked(tier, Layout::NN, 4096, 4096, 4096).schedule
+        );
+    }
     // 16-bit NT keeps the BK = 32 ring (the BK = 64 one spills there).
     for tier in [Tier::Bf16, Tier::Fp16] {
         assert_eq!(
@@ -814,6 +866,19 @@ fn plan_flags_and_geometry() {
 #[test]
 fn plan_rejects_bad_problems() {
     let p = problem(Tier::Bf16, Layout::NN, 64, 64, 64);
+    // The wgmma kernels are stubs outside the sm_90a cubin, and 16-bit only.
+    let wgmma = Choice {
+        schedule: Some(Schedule::Wgmma(plan::TILE_WGMMA)),
+        grid: None,
+    };
+    let forced = plan::plan(&p, &H200, &wgmma, false);
+    assert!(
+        matches!(&forced, Err(PlanError::Schedule { reason, .. }) if reason.contains("sm_90a")),
+        "{forced:?}"
+    );
+    assert!(plan::plan(&p, &H200_SM90A, &wgmma, false).is_ok());
+    let tf32 = problem(Tier::Tf32, Layout::NN, 64, 64, 64);
+    assert!(plan::plan(&tf32, &H200_SM90A, &wgmma, false).is_err());
     assert_eq!(
         plan::plan(&Problem { lda: 63, ..p }, &H200, &Choice::default(), false),
         Err(PlanError::LeadingDimension {
@@ -879,8 +944,8 @@ fn plan_rejects_bad_problems() {
     let big = plan::plan(
         &problem(Tier::Bf16, Layout::NN, 4096, 4096, 64),
         &DeviceFacts {
-            sm_count: 132,
             max_smem_per_block_optin: 48 * 1024,
+            ..H200
         },
         &Choice {
             schedule: Some(Schedule::Mma(plan::TILE_LARGE)),
@@ -955,6 +1020,7 @@ fn selector_respects_a_small_shared_memory_limit() {
     let small = DeviceFacts {
         sm_count: 128,
         max_smem_per_block_optin: 101_376,
+        wgmma: false,
     };
     for tier in Tier::ALL {
         for layout in Layout::ALL {
@@ -1040,6 +1106,12 @@ fn planner_tiles_match_the_cuda_instantiations() {
         template_args(&text, "TileTf32Small"),
         mma(&plan::TILE_TF32_SMALL)
     );
+    let wgmma = cuda_file("gemm_wgmma.cu");
+    let w = plan::TILE_WGMMA;
+    assert_eq!(
+        template_args(&wgmma, "TileWgmma"),
+        vec![w.warpgroups, w.bn, w.stages]
+    );
     assert_eq!(
         template_args(&text, "TileFmaLarge"),
         fma(&plan::TILE_FMA_LARGE)
@@ -1071,10 +1143,10 @@ fn planned_entries() -> Vec<(String, u32, u32, u32)> {
     for tier in Tier::ALL {
         for layout in Layout::ALL {
             for s in plan::schedules(tier, layout) {
-                let smem = if let Schedule::Mma(t) = s {
-                    t.smem_bytes(tier, layout)
-                } else {
-                    0
+                let smem = match s {
+                    Schedule::Wgmma(t) => t.smem_bytes(),
+                    Schedule::Mma(t) => t.smem_bytes(tier, layout),
+                    _ => 0,
                 };
                 v.push((
                     plan::entry_name(tier, layout, &s),
@@ -1101,6 +1173,7 @@ fn every_planned_entry_is_instantiated_and_declared() {
             prefix,
         ));
     }
+    instantiated.extend(entry_names(&cuda_file("gemm_wgmma.cu"), ""));
     instantiated.extend(entry_names(&cuda_file("gemm_tf32.cu"), ""));
     instantiated.extend(entry_names(&cuda_file("gemm_f32_pedantic.cu"), ""));
     let planned = planned_entries();
@@ -1114,8 +1187,11 @@ fn every_planned_entry_is_instantiated_and_declared() {
             .get(name)
             .unwrap_or_else(|| panic!("{name} has no [kernels.{name}] in cuda/kernels.toml"));
         let file = name.split('_').take(2).collect::<Vec<_>>().join("_");
+        let wgmma = name.contains("_wgmma_");
         let file = if file == "gemm_f32" {
             "gemm_f32_pedantic".to_string()
+        } else if wgmma {
+            "gemm_wgmma".to_string()
         } else {
             file
         };
@@ -1125,8 +1201,16 @@ fn every_planned_entry_is_instantiated_and_declared() {
             entry.dynamic_smem_bytes, *smem,
             "{name}: dynamic_smem_bytes"
         );
-        let mb = entry
-            .contract
+        // The wgmma kernels promise their occupancy where they are real: sm_90a.
+        let contract = if wgmma {
+            entry
+                .arch
+                .get("sm_90a")
+                .unwrap_or_else(|| panic!("{name}: no [kernels.{name}.arch.sm_90a]"))
+        } else {
+            &entry.contract
+        };
+        let mb = contract
             .min_blocks_per_sm
             .unwrap_or_else(|| panic!("{name}: min_blocks_per_sm"));
         assert_eq!(

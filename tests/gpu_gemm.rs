@@ -29,8 +29,8 @@ mod guarded;
 use common::data::{Elem, SplitMix64};
 use common::digest::{fnv1a64, hash_line, DigestFile};
 use cubins::ops::gemm::{
-    gemm, gemm_plan, plan, Choice, Dtype, GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout,
-    Schedule, Tier,
+    gemm, gemm_plan, plan, wgmma_route, Choice, Dtype, GemmDesc, GemmInput, GemmLaunch, GemmOutput,
+    Layout, Schedule, Tier,
 };
 use cubins::runtime::{Bf16, Error, Gpu, F16};
 use cust::memory::DeviceBuffer;
@@ -396,6 +396,14 @@ where
 /// Tail shapes for a schedule: off every tile edge, and M = 1.
 fn tail_shapes(s: &Schedule) -> Vec<(usize, usize, usize)> {
     match s {
+        Schedule::Wgmma(t) => {
+            let (bm, bn, bk) = (t.bm() as usize, t.bn as usize, plan::WgmmaTile::BK as usize);
+            vec![
+                (bm + 3, bn + 9, 3 * bk + 5),
+                (1, 2 * bn - 7, bk - 1),
+                (bm * 2, bn, 5 * bk),
+            ]
+        }
         Schedule::Mma(t) => {
             let (bm, bn, bk) = (t.bm as usize, t.bn as usize, t.bk as usize);
             vec![
@@ -423,8 +431,17 @@ where
     T::Dev: GemmInput,
 {
     let stream = gpu.stream().unwrap();
+    let wgmma = wgmma_route(gpu).unwrap();
     for layout in Layout::ALL {
         for s in plan::schedules(tier, layout) {
+            if matches!(s, Schedule::Wgmma(_)) && !wgmma {
+                println!(
+                    "SKIP {} {}: this route holds the wgmma stubs (no sm_90a cubin on this device)",
+                    plan::entry_name(tier, layout, &s),
+                    gpu.route(&plan::entry_name(tier, layout, &s)).unwrap()
+                );
+                continue;
+            }
             for (i, (m, n, k)) in tail_shapes(&s).into_iter().enumerate() {
                 let mut case = Case::new(layout, m, n, k).schedule(s);
                 if i == 1 {
@@ -475,9 +492,11 @@ fn selector_shapes_take_the_planned_kernel_and_match() {
     let device = plan::DeviceFacts {
         sm_count: gpu.device().sm_count,
         max_smem_per_block_optin: gpu.device().limits.max_smem_per_block_optin,
+        wgmma: wgmma_route(&gpu).unwrap(),
     };
     for layout in Layout::ALL {
         for (m, n, k) in [
+            (2048, 2048, 512),
             (1024, 1024, 512),
             (512, 768, 384),
             (8, 4096, 4096),
@@ -494,6 +513,15 @@ fn selector_shapes_take_the_planned_kernel_and_match() {
             if m <= 16 && layout != Layout::TN {
                 assert!(
                     matches!(launch.plan.schedule, Schedule::Decode(_)),
+                    "{}",
+                    case.describe()
+                );
+            }
+            // Where the sm_90a cubin runs, the largest shape takes the wgmma tile.
+            if m == 2048 {
+                assert_eq!(
+                    matches!(launch.plan.schedule, Schedule::Wgmma(_)),
+                    device.wgmma,
                     "{}",
                     case.describe()
                 );
@@ -727,6 +755,14 @@ fn digest_outputs(gpu: &Gpu) -> Vec<(String, Vec<u8>)> {
             out.push(one::<bf16, bf16>(gpu, &stream, Tier::Bf16, &case));
             out.push(one::<f16, f16>(gpu, &stream, Tier::Fp16, &case));
         }
+        // The wgmma tile, forced on a tail shape, where the route runs it.
+        if wgmma_route(gpu).unwrap() {
+            let case = Case::new(layout, 300, 520, 200)
+                .scalars(1.0, 0.0, true)
+                .schedule(Schedule::Wgmma(plan::TILE_WGMMA));
+            out.push(one::<bf16, bf16>(gpu, &stream, Tier::Bf16, &case));
+            out.push(one::<f16, f32>(gpu, &stream, Tier::Fp16, &case));
+        }
     }
     out
 }
@@ -828,6 +864,14 @@ fn repeat_runs_and_graph_replay_give_the_same_bits() {
         repeat_and_graph::<f16, f32>(&gpu, Tier::Fp16, &case);
         repeat_and_graph::<f32, f32>(&gpu, Tier::Tf32, &case);
         repeat_and_graph::<f32, f32>(&gpu, Tier::F32Pedantic, &case);
+    }
+    if wgmma_route(&gpu).unwrap() {
+        for layout in Layout::ALL {
+            let case = Case::new(layout, 300, 520, 200)
+                .scalars(1.0, 0.0, true)
+                .schedule(Schedule::Wgmma(plan::TILE_WGMMA));
+            repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &case);
+        }
     }
     // The decode kernel's shared-memory reduction too.
     repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &Case::new(Layout::NT, 16, 4096, 4096));

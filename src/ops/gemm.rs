@@ -13,7 +13,7 @@ pub use plan::{Choice, Dtype, Layout, Plan, PlanError, Problem, Schedule, Tier};
 use super::buffer;
 use super::rows::check_disjoint;
 use crate::runtime::launchers as l;
-use crate::runtime::{Bf16, Error, Gpu, LaunchConfig, LaunchError, F16};
+use crate::runtime::{ArtifactKind, Bf16, Error, Gpu, LaunchConfig, LaunchError, F16};
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 use cust::stream::Stream;
 use std::fmt;
@@ -198,6 +198,9 @@ macro_rules! gemm_input {
 }
 
 gemm_input!(Bf16, Dtype::Bf16, u8, {
+    "gemm_bf16_nn_wgmma_128x256" => GemmBf16NnWgmma128x256,
+    "gemm_bf16_tn_wgmma_128x256" => GemmBf16TnWgmma128x256,
+    "gemm_bf16_nt_wgmma_128x256" => GemmBf16NtWgmma128x256,
     "gemm_bf16_nn_128x256" => GemmBf16Nn128x256,
     "gemm_bf16_tn_128x256" => GemmBf16Tn128x256,
     "gemm_bf16_nt_128x256" => GemmBf16Nt128x256,
@@ -214,6 +217,9 @@ gemm_input!(Bf16, Dtype::Bf16, u8, {
 });
 
 gemm_input!(F16, Dtype::F16, u8, {
+    "gemm_fp16_nn_wgmma_128x256" => GemmFp16NnWgmma128x256,
+    "gemm_fp16_tn_wgmma_128x256" => GemmFp16TnWgmma128x256,
+    "gemm_fp16_nt_wgmma_128x256" => GemmFp16NtWgmma128x256,
     "gemm_fp16_nn_128x256" => GemmFp16Nn128x256,
     "gemm_fp16_tn_128x256" => GemmFp16Tn128x256,
     "gemm_fp16_nt_128x256" => GemmFp16Nt128x256,
@@ -276,6 +282,12 @@ fn dim(v: usize) -> Result<u32, Error> {
     })
 }
 
+/// Whether the runtime loads the wgmma kernels from an sm_90a cubin (else they are stubs).
+pub fn wgmma_route(gpu: &Gpu) -> Result<bool, Error> {
+    let route = gpu.route("gemm_bf16_nn_wgmma_128x256")?;
+    Ok(route.kind == ArtifactKind::Cubin && route.arch == "sm_90a")
+}
+
 /// The checked problem and plan for `desc` on these buffers, without launching.
 pub fn gemm_plan<T: GemmInput, O: GemmOutput>(
     gpu: &Gpu,
@@ -322,6 +334,7 @@ pub fn gemm_plan<T: GemmInput, O: GemmOutput>(
     let device = plan::DeviceFacts {
         sm_count: gpu.device().sm_count,
         max_smem_per_block_optin: gpu.device().limits.max_smem_per_block_optin,
+        wgmma: tier.is_16bit() && wgmma_route(gpu)?,
     };
     let plan =
         plan::plan(&problem, &device, &desc.choice, bias.is_some()).map_err(|e| plan_error(&e))?;

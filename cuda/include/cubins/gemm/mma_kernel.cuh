@@ -9,6 +9,7 @@
 #include "cubins/gemm/epilogue.cuh"
 #include "cubins/gemm/fragments.cuh"
 #include "cubins/gemm/layout.cuh"
+#include "cubins/gemm/staged_store.cuh"
 #include "cubins/gemm/tile_copy.cuh"
 #include "cubins/gemm/args.cuh"
 
@@ -46,26 +47,6 @@ struct MmaStage {
 // Rows of tiles one raster group spans (see raster_grouped).
 constexpr int kRasterGroup = 8;
 
-// Epilogue staging: a warp writes one m16 slice of its accumulators (16 rows x its warp-tile
-// width, rows padded by kEpiloguePad floats) to its own shared buffer, then reads it back
-// four columns at a time for 4-element stores. Host-callable for fingerprints.cuh.
-constexpr int kEpiloguePad = 8;  // keeps the float2 writes of a half-warp on 32 banks
-
-struct EpilogueSlot {
-  int row;
-  int col;
-};
-
-// Where accumulator (ni, r) of `lane` lands in the slice: (g + 8 (r / 2), 8 ni + 2t + r % 2).
-CUBINS_HD EpilogueSlot epilogue_slot(int lane, int ni, int r) {
-  return EpilogueSlot{(lane >> 2) + 8 * (r >> 1), 8 * ni + 2 * (lane & 3) + (r & 1)};
-}
-
-// The four slice elements read number `idx` covers: row, first column.
-CUBINS_HD EpilogueSlot epilogue_quad(int idx, int warp_n) {
-  return EpilogueSlot{idx / (warp_n / 4), (idx % (warp_n / 4)) * 4};
-}
-
 template <class T, Layout L, class Tile>
 __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
   using Stage = MmaStage<T, L, Tile>;
@@ -89,26 +70,13 @@ __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const int wm = (warp / Tile::kWarpsN) * Tile::kWarpM;
   const int wn = (warp % Tile::kWarpsN) * Tile::kWarpN;
-  const T* A = reinterpret_cast<const T*>(p.a);
-  const T* B = reinterpret_cast<const T*>(p.b);
   const bool vec_a = (p.flags & CUBINS_GEMM_VEC_A) != 0;
   const bool vec_b = (p.flags & CUBINS_GEMM_VEC_B) != 0;
   const int ktiles = ceil_div(p.k, BK);
 
   auto issue = [&](int stage, int kt) {
     uint4* sa = smem + stage * kStageChunks;
-    uint4* sb = sa + kChunksA;
-    const int k0 = kt * BK;
-    if constexpr (kAK) {
-      CopyA::issue(sa, A, p.lda, m_base, k0, p.m, p.k, vec_a, tid);
-    } else {
-      CopyA::issue(sa, A, p.lda, k0, m_base, p.k, p.m, vec_a, tid);
-    }
-    if constexpr (kBK_) {
-      CopyB::issue(sb, B, p.ldb, n_base, k0, p.n, p.k, vec_b, tid);
-    } else {
-      CopyB::issue(sb, B, p.ldb, k0, n_base, p.k, p.n, vec_b, tid);
-    }
+    copy_operand_tiles<T, CopyA, CopyB, kAK, kBK_>(sa, sa + kChunksA, p, m_base, n_base, kt * BK, vec_a, vec_b, tid);
   };
 
   float acc[Tile::kMt][Tile::kNt][4];
@@ -181,34 +149,10 @@ __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
   // Epilogue through shared memory: the ring is free once every warp is past its last read.
   cubins::cp_async_wait<0>();
   __syncthreads();
-  constexpr int kRow = Tile::kWarpN + kEpiloguePad;  // floats per staged row
-  static_assert(Tile::kWarpsM * Tile::kWarpsN * 16 * kRow * 4 <= Stage::kSmemBytes, "the slices fit in the ring");
-  float* slice = reinterpret_cast<float*>(smem) + warp * 16 * kRow;
-  const EpilogueArgs e = EpilogueArgs::from(p);
-  const bool out_f32 = sizeof(T) == 4 || (p.flags & CUBINS_GEMM_OUT_F32) != 0;
-#pragma unroll
-  for (int mi = 0; mi < Tile::kMt; ++mi) {
-#pragma unroll
-    for (int ni = 0; ni < Tile::kNt; ++ni)
-#pragma unroll
-      for (int r = 0; r < 4; r += 2) {
-        const EpilogueSlot at = epilogue_slot(lane, ni, r);
-        *reinterpret_cast<float2*>(slice + at.row * kRow + at.col) = make_float2(acc[mi][ni][r], acc[mi][ni][r + 1]);
-      }
-    __syncwarp();
-#pragma unroll 1
-    for (int idx = lane; idx < 16 * Tile::kWarpN / 4; idx += 32) {
-      const EpilogueSlot q = epilogue_quad(idx, Tile::kWarpN);
-      const float4 v = *reinterpret_cast<const float4*>(slice + q.row * kRow + q.col);
-      const int row = m_base + wm + mi * 16 + q.row, col = n_base + wn + q.col;
-      if (out_f32) {
-        store_quad(e, reinterpret_cast<float*>(p.c), row, col, v);
-      } else {
-        store_quad(e, reinterpret_cast<T*>(p.c), row, col, v);
-      }
-    }
-    __syncwarp();  // the next slice overwrites this one
-  }
+  static_assert(staged_store_bytes<Tile::kWarpN>(Tile::kWarpsM * Tile::kWarpsN) <= Stage::kSmemBytes,
+                "the slices fit in the ring");
+  float* slice = reinterpret_cast<float*>(smem) + warp * (staged_store_bytes<Tile::kWarpN>(1) / 4);
+  store_accumulators<T>(p, slice, acc, m_base + wm, n_base + wn, lane);
 }
 
 }  // namespace gemm

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "cubins/common.cuh"
+#include "cubins/gemm/args.cuh"
 #include "cubins/gemm/layout.cuh"
 #include "cubins/gemm/ptx.cuh"
 
@@ -123,6 +124,26 @@ struct TileCopy {
     return c;
   }
 };
+
+// Copies k tile [k0, k0 + BK) of both operands into one pipeline stage: rows [m_base, ..)
+// of op(A) into `sa` and columns [n_base, ..) of op(B) into `sb`, each from its stored
+// orientation (K-major or MN-major, as the layout says).
+template <class T, class CopyA, class CopyB, bool kAKMajor, bool kBKMajor>
+__device__ __forceinline__ void copy_operand_tiles(uint4* sa, uint4* sb, const GemmArgs& p, int m_base, int n_base,
+                                                   int k0, bool vec_a, bool vec_b, int tid) {
+  const T* A = reinterpret_cast<const T*>(p.a);
+  const T* B = reinterpret_cast<const T*>(p.b);
+  if constexpr (kAKMajor) {
+    CopyA::issue(sa, A, p.lda, m_base, k0, p.m, p.k, vec_a, tid);
+  } else {
+    CopyA::issue(sa, A, p.lda, k0, m_base, p.k, p.m, vec_a, tid);
+  }
+  if constexpr (kBKMajor) {
+    CopyB::issue(sb, B, p.ldb, n_base, k0, p.n, p.k, vec_b, tid);
+  } else {
+    CopyB::issue(sb, B, p.ldb, k0, n_base, p.k, p.n, vec_b, tid);
+  }
+}
 
 }  // namespace gemm
 }  // namespace cubins

@@ -1,0 +1,149 @@
+// The Hopper tensor-core GEMM for 16-bit inputs (sm_90a): each warpgroup owns a 64 x BN
+// block of f32 accumulators and multiplies with wgmma.mma_async straight from shared
+// memory; the CTA's threads fill a STAGES-deep cp.async ring laid out in the 128-byte
+// swizzle that wgmma descriptors address. No fragments pass through registers, so the
+// warps spend their issue slots on copies while the tensor cores run.
+#pragma once
+
+#include <cstdint>
+
+#include "cubins/common.cuh"
+#include "cubins/gemm/args.cuh"
+#include "cubins/gemm/layout.cuh"
+#include "cubins/gemm/staged_store.cuh"
+#include "cubins/gemm/tile_copy.cuh"
+#include "cubins/gemm/wgmma.cuh"
+
+namespace cubins {
+namespace gemm {
+
+template <int WARPGROUPS_, int BN_, int STAGES_>
+struct WgmmaTile {
+  static constexpr int kWarpgroups = WARPGROUPS_;
+  static constexpr int kBM = 64 * WARPGROUPS_, kBN = BN_;
+  // One 128-byte swizzle row of 16-bit k values: the swizzle atom's width.
+  static constexpr int kBK = 64;
+  static constexpr int kStages = STAGES_;
+  static constexpr int kThreads = 128 * WARPGROUPS_;
+  static_assert(BN_ == 256, "the accumulator block is m64n256 (wgmma_m64n256k16)");
+  static_assert(kStages >= 3, "a stage is refilled two k tiles after it was read");
+};
+
+// One pipeline stage: the A tile, then the B tile, each in SwizzledTile order (rows of eight
+// chunks for K-major tiles; 64-wide panels of BK rows for MN-major ones).
+template <class T, Layout L, class Tile>
+struct WgmmaStage {
+  static constexpr bool kAK = LayoutTraits<L>::a_k_major;
+  static constexpr bool kBK = LayoutTraits<L>::b_k_major;
+  using CopyA = TileCopy<T, SwizzledTile, kAK ? Tile::kBM : Tile::kBK, kAK ? Tile::kBK : Tile::kBM, Tile::kThreads>;
+  using CopyB = TileCopy<T, SwizzledTile, kBK ? Tile::kBN : Tile::kBK, kBK ? Tile::kBK : Tile::kBN, Tile::kThreads>;
+  static constexpr int kBytesA = CopyA::kFootprint * 16;
+  static constexpr int kBytes = kBytesA + CopyB::kFootprint * 16;
+  static constexpr int kSmemBytes = Tile::kStages * kBytes;
+  static_assert(kBytesA % 1024 == 0 && kBytes % 1024 == 0, "every tile starts on a swizzle atom (1024 B)");
+
+  // Byte offsets from a tile's start: rows [r, r + 64) of a K-major tile, or M (N) columns
+  // [r, r + 64) of an MN-major tile (one 64-wide panel of BK rows), and the step per k16.
+  static CUBINS_HD unsigned panel_offset(bool k_major, int r) {
+    return k_major ? r * 128u : (r / 64) * Tile::kBK * 128u;
+  }
+  static CUBINS_HD unsigned k16_step(bool k_major) { return k_major ? 32u : 16u * 128u; }
+  static CUBINS_HD unsigned lbo(bool k_major) { return k_major ? 16u : Tile::kBK * 128u; }
+  static constexpr unsigned kSbo = 8 * 128;  // 8 rows of 128 B
+};
+
+template <class T, Layout L, class Tile>
+__device__ __forceinline__ void gemm_wgmma(const GemmArgs& p) {
+#if CUBINS_HAS_WGMMA
+  using Stage = WgmmaStage<T, L, Tile>;
+  constexpr bool kAK = Stage::kAK, kBKm = Stage::kBK;
+  constexpr int BM = Tile::kBM, BN = Tile::kBN, BK = Tile::kBK, S = Tile::kStages;
+  using CopyA = typename Stage::CopyA;
+  using CopyB = typename Stage::CopyB;
+
+  extern __shared__ __align__(1024) uint4 smem[];
+  // The swizzle is a function of the address: the ring must start on a 1024-byte boundary,
+  // and a launch with less shared memory than the ring would corrupt memory.
+  if (dynamic_smem_bytes() < static_cast<unsigned>(Stage::kSmemBytes) || (smem_addr(smem) & 1023u) != 0) __trap();
+
+  const int tiles_m = ceil_div(p.m, BM), tiles_n = ceil_div(p.n, BN);
+  const TileCoord tile = raster_grouped(static_cast<int>(blockIdx.x), tiles_m, tiles_n, 8);
+  const int m_base = tile.m * BM, n_base = tile.n * BN;
+  const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
+  const int wg = warp / 4;
+  const bool vec_a = (p.flags & CUBINS_GEMM_VEC_A) != 0;
+  const bool vec_b = (p.flags & CUBINS_GEMM_VEC_B) != 0;
+  const int ktiles = ceil_div(p.k, BK);
+
+  auto stage_ptr = [&](int s) { return reinterpret_cast<uint4*>(reinterpret_cast<char*>(smem) + s * Stage::kBytes); };
+  auto issue = [&](int kt) {
+    uint4* sa = stage_ptr(kt % S);
+    copy_operand_tiles<T, CopyA, CopyB, kAK, kBKm>(sa, sa + Stage::kBytesA / 16, p, m_base, n_base, kt * BK, vec_a,
+                                                   vec_b, tid);
+  };
+
+  float acc[1][BN / 8][4];
+  float(&d)[BN / 2] = reinterpret_cast<float(&)[BN / 2]>(acc);
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+
+  // Descriptors of stage 0 for this warpgroup's rows of A and all of B; other stages and
+  // k steps are whole-byte offsets, added to the 16-byte address field.
+  const unsigned ring = smem_addr(smem);
+  const uint64_t desc_a0 = smem_descriptor(ring + Stage::panel_offset(kAK, 64 * wg), Stage::lbo(kAK), Stage::kSbo);
+  const uint64_t desc_b0 = smem_descriptor(ring + Stage::kBytesA, Stage::lbo(kBKm), Stage::kSbo);
+
+  // Prologue: k tiles 0 .. S - 3 in flight, one commit group each (empty past the last tile,
+  // so the wait below stays uniform).
+#pragma unroll 1
+  for (int s = 0; s < S - 2; ++s) {
+    if (s < ktiles) issue(s);
+    cubins::cp_async_commit();
+  }
+  // k tile kt: wait for this thread's copies of tile kt, publish them to the async proxy,
+  // and pass the barrier (every thread's copies of tile kt are in; every warpgroup has
+  // retired its wgmma of tile kt - 2, so that stage may be refilled). Then issue tile kt's
+  // four k16 steps, refill tile kt - 2's stage with tile kt + S - 2, and let at most one
+  // wgmma group (tile kt) stay in flight.
+  for (int kt = 0; kt < ktiles; ++kt) {
+    cubins::cp_async_wait<S - 3>();
+    fence_proxy_async_shared();
+    __syncthreads();
+    const uint64_t stage_off = static_cast<uint64_t>((kt % S) * Stage::kBytes) >> 4;
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < BK / 16; ++ks) {
+      const uint64_t da = desc_a0 + stage_off + ((ks * Stage::k16_step(kAK)) >> 4);
+      const uint64_t db = desc_b0 + stage_off + ((ks * Stage::k16_step(kBKm)) >> 4);
+      wgmma_m64n256k16<kAK ? 0 : 1, kBKm ? 0 : 1>(d, da, db, T{});
+    }
+    wgmma_commit();
+    const int fill = kt + S - 2;
+    if (fill < ktiles) issue(fill);
+    cubins::cp_async_commit();
+    wgmma_wait<1>();
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) pin_register(d[i]);
+
+  // Epilogue through shared memory: the ring is free once every warp is past its last wgmma.
+  cubins::cp_async_wait<0>();
+  __syncthreads();
+  static_assert(staged_store_bytes<BN>(Tile::kThreads / 32) <= Stage::kSmemBytes, "the slices fit in the ring");
+  float* slice = reinterpret_cast<float*>(smem) + warp * (staged_store_bytes<BN>(1) / 4);
+  store_accumulators<T>(p, slice, acc, m_base + 16 * warp, n_base, lane);
+#else
+  (void)p;
+  __trap();
+#endif
+}
+
+}  // namespace gemm
+}  // namespace cubins
+
+// One extern "C" entry point per instantiation (a trapping stub outside sm_90a builds).
+#define CUBINS_GEMM_WGMMA_ENTRY(NAME, T, LAYOUT, TILE)                                               \
+  extern "C" __global__ void __launch_bounds__(TILE::kThreads, 1) NAME(CUBINS_GEMM_PARAMS(T)) {     \
+    cubins::gemm::gemm_wgmma<T, cubins::gemm::Layout::LAYOUT, TILE>(CUBINS_GEMM_ARGS);              \
+  }
