@@ -18,6 +18,10 @@
 // writes the sum of its row groups (in order) to a [blocks, round_up(cols, 4)] fp32
 // workspace, and `rmsnorm_dweight_*` sums the workspace over blocks in a fixed order:
 // the same launch geometry gives the same bits.
+// `rmsnorm_bwd_cluster_*` (sm_90) walks the same rows with the two CTAs of a cluster
+// sharing each row, one column half each (ClusterHalf below); each CTA writes its half of
+// the cluster's workspace row, so `rmsnorm_dweight_*` reads the same layout.
+#include "cubins/cluster.cuh"
 #include "cubins/dtype.cuh"
 #include "cubins/reduce.cuh"
 #include "cubins/rows.cuh"
@@ -45,6 +49,9 @@ using namespace cubins;
 // Where several blocks share an SM they already overlap each other, and the prefetch's
 // instructions cost more than it hides (measured on the H200: 87-89% of the copy
 // ceiling without it, 80-86% with it at 4096-14336 columns).
+// The cluster variant gives such rows two CTAs of half the threads (512 at 32 Ki bf16, the
+// same 64 registers, 64 KB of dw accumulator each), so two CTAs share each SM and
+// overlap each other as narrower rows do; it does not prefetch.
 constexpr int kMaxThreads = 1024;
 constexpr int kBwdMaxThreads = 1024;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
@@ -58,6 +65,11 @@ constexpr int kFwdChunks = 8;
 constexpr int kResidualChunks = 8;
 constexpr int kResidualGroup = 2;
 constexpr int kBwdChunks = 4;
+// The cluster variant: CTAs per cluster (one column half each), threads per CTA, and the
+// CTAs per SM its 64-register budget is built for.
+constexpr int kClusterCtas = 2;
+constexpr int kClusterThreads = 512;
+constexpr int kClusterCtasPerSm = 2;
 // Chunks per thread per tile on the streamed walk (fewer loads in flight, no residency).
 constexpr int kStreamChunks = 2;
 // Columns per thread per step on the elementwise walk.
@@ -248,9 +260,97 @@ struct BwdRow {
   T* __restrict__ dx;
   DwAcc<T> acc;
   float eps;
+  float inv_n;  // 1 / the whole row's columns (a row may be split over CTAs)
   float2* scratch;
   bool prefetch_next;  // the block holds its SM alone and the row group has a next row
 };
+
+// How a block covers its rows. WholeRow: every column of its row groups (any arch).
+template <class T>
+struct WholeRow {
+  static constexpr bool kStreams = kBwdStreams;
+  // Only the 1024-thread build (sm_90) has blocks that hold an SM alone.
+  static constexpr bool kPrefetch = kBwdBoundThreads == kBwdMaxThreads;
+
+  __device__ __forceinline__ static WholeRow current() { return {}; }
+  // The block's range of rows, and its workspace row.
+  __device__ __forceinline__ int64_t group() const { return blockIdx.x; }
+  __device__ __forceinline__ int first_col(int) const { return 0; }
+  __device__ __forceinline__ int cols(int n) const { return n; }
+  __device__ __forceinline__ void start() const { __syncthreads(); }
+  __device__ __forceinline__ void finish() const {}
+  // As row step s sees it (ClusterHalf's exchange slot).
+  __device__ __forceinline__ WholeRow step(int) const { return *this; }
+  // The row's sums from the block's.
+  __device__ __forceinline__ float2 combine(float2 sums) const { return sums; }
+};
+
+#if CUBINS_HAS_CLUSTERS
+// ClusterHalf (clusters: sm_90+): the two CTAs of a cluster share each row of the cluster's range, one
+// row group per CTA (blockDim.y == 1). Rank 0 takes the first ceil(chunks / 2) whole 16-byte
+// chunks, rank 1 the rest and the tail (both halves start on a 16-byte boundary, so both
+// take the same walk). After its block reduction each CTA stores its (sum x^2, sum dy w x)
+// into the peer's shared memory with `st.async`, counted on the peer's mbarrier, and waits
+// on its own for the peer's; each adds rank 0's sums + rank 1's, so both halves scale with
+// the same rstd and coef bits. (The cluster barrier would also order the exchange, but it
+// costs a GPU-scope memory barrier and an L1 invalidation per row.)
+template <class T>
+struct ClusterHalf {
+  static constexpr int kVec = Storage<T>::kVec;
+  // The host gives it rows whose halves are resident; unaligned rows go element by element.
+  static constexpr bool kStreams = false;
+  // Two CTAs share each SM: each one's loads overlap the other's reduction.
+  static constexpr bool kPrefetch = false;
+  int rank;
+  // Row step s uses exchange slot s % 2 and its mbarrier's phase s / 2: a CTA that runs
+  // ahead stores row s + 1's sums while its peer may still read row s's, and it cannot
+  // store row s + 2's before it has the peer's row s + 1 sums, which the peer sends after
+  // reading row s's.
+  float2* slot;        // where the peer's sums land (this CTA's shared memory)
+  uint64_t* landed;    // counts them
+  uint32_t peer_slot;  // the same pair in the peer CTA (shared::cluster addresses)
+  uint32_t peer_landed;
+  uint32_t parity;
+
+  __device__ __forceinline__ static ClusterHalf current() {
+    __shared__ float2 slots[2];
+    __shared__ uint64_t bars[2];
+    const int rank = cluster_rank();
+    if (threadIdx.x == 0) {
+      mbarrier_init_cluster_visible(&bars[0]);
+      mbarrier_init_cluster_visible(&bars[1]);
+    }
+    return ClusterHalf{rank, slots, bars, cluster_map(slots, rank ^ 1), cluster_map(bars, rank ^ 1), 0};
+  }
+  __device__ __forceinline__ int64_t group() const { return cluster_index_x(); }
+  __device__ __forceinline__ static int half_cols(int n) { return (n / kVec + 1) / 2 * kVec; }
+  __device__ __forceinline__ int first_col(int n) const { return rank == 0 ? 0 : half_cols(n); }
+  __device__ __forceinline__ int cols(int n) const { return rank == 0 ? half_cols(n) : n - half_cols(n); }
+  // Orders the accumulators' zeroing and the mbarriers' initialization before any use, and
+  // the peer has started before its shared memory is written.
+  __device__ __forceinline__ void start() const { cluster_sync(); }
+  // No CTA leaves while its peer's stores may still be landing in it.
+  __device__ __forceinline__ void finish() const { cluster_sync(); }
+  __device__ __forceinline__ ClusterHalf step(int s) const {
+    const int k = s & 1;
+    const uint32_t offset = static_cast<uint32_t>(k * sizeof(float2));
+    const uint32_t bar_offset = static_cast<uint32_t>(k * sizeof(uint64_t));
+    return ClusterHalf{rank,        slot + k, landed + k, peer_slot + offset, peer_landed + bar_offset,
+                       static_cast<uint32_t>((s >> 1) & 1)};
+  }
+  __device__ __forceinline__ float2 combine(float2 mine) const {
+    if (threadIdx.x == 0) {
+      mbarrier_arrive_expect_bytes(landed, sizeof(float2));
+      cluster_store_counted(peer_slot, mine, peer_landed);
+    }
+    mbarrier_wait_parity(landed, parity);
+    const float2 theirs = shared_load(slot);
+    const float2 lo = rank == 0 ? mine : theirs;
+    const float2 hi = rank == 0 ? theirs : mine;
+    return make_float2(lo.x + hi.x, lo.y + hi.y);
+  }
+};
+#endif
 
 // Loads of x, dy and w name the read-only (non-coherent) path: the prefetch's asm takes
 // addresses in x and dy, after which the compiler no longer infers it.
@@ -335,8 +435,21 @@ __device__ __forceinline__ void bwd_pass2(const RowPlan<T>& p, const BwdRow<T>& 
   }
 }
 
-template <class T, int kChunks, bool kKeep>
-__device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow<T>& a) {
+// rstd and coef = sum(dy w x) rstd^3 / n of the row whose sums this thread holds a share of.
+struct RowScale {
+  float rstd;
+  float coef;
+};
+
+template <class T, class Span>
+__device__ __forceinline__ RowScale bwd_scale(float2 sums, const BwdRow<T>& a, const Span& span) {
+  sums = span.combine(row_reduce(sums, Sum{}, make_float2(0.0f, 0.0f), a.scratch));
+  const float rstd = rsqrtf(sums.x * a.inv_n + a.eps);
+  return RowScale{rstd, sums.y * rstd * rstd * rstd * a.inv_n};
+}
+
+template <class T, class Span, int kChunks, bool kKeep>
+__device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow<T>& a, const Span& span) {
   Chunk xk[kChunks], dyk[kChunks];
   float2 sums = bwd_pass1<T, kChunks, kKeep>(p, a, xk, dyk);
   float ex = 0.0f, edy = 0.0f;  // held across the reduction: two registers, not an address
@@ -346,22 +459,18 @@ __device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow
     sums.x += ex * ex;
     sums.y += edy * load_ro(a.w + p.edge_col) * ex;
   }
-  // Only the 1024-thread build (sm_90) has blocks that hold an SM alone, and only resident
-  // rows: it has no streamed walk.
-  if constexpr (kKeep && kBwdBoundThreads == kBwdMaxThreads) bwd_prefetch_next<T, kChunks>(p, a);
-  sums = row_reduce(sums, Sum{}, make_float2(0.0f, 0.0f), a.scratch);
-  const float inv_n = inv_cols(max(p.cols, 1));
-  const float rstd = rsqrtf(sums.x * inv_n + a.eps);
-  const float coef = sums.y * rstd * rstd * rstd * inv_n;
-  bwd_pass2<T, kChunks, kKeep>(p, a, rstd, coef, xk, dyk);
+  // Only resident rows: the build whose blocks can hold an SM alone has no streamed walk.
+  if constexpr (kKeep && Span::kPrefetch) bwd_prefetch_next<T, kChunks>(p, a);
+  const RowScale k = bwd_scale(sums, a, span);
+  bwd_pass2<T, kChunks, kKeep>(p, a, k.rstd, k.coef, xk, dyk);
   if (p.has_edge()) {
-    a.acc.at_col(p.edge_col) += edy * ex * rstd;
-    a.dx[p.edge_col] = from_float<T>(rstd * edy * load_ro(a.w + p.edge_col) - coef * ex);
+    a.acc.at_col(p.edge_col) += edy * ex * k.rstd;
+    a.dx[p.edge_col] = from_float<T>(k.rstd * edy * load_ro(a.w + p.edge_col) - k.coef * ex);
   }
 }
 
-template <class T>
-__device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const BwdRow<T>& a) {
+template <class T, class Span>
+__device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const BwdRow<T>& a, const Span& span) {
   // fp32 unrolls less: the 64-register budget of the sm_90 build holds without spills.
   constexpr int kUnroll = sizeof(T) == 4 ? 1 : kElementUnroll;
   float2 sums = make_float2(0.0f, 0.0f);
@@ -371,79 +480,115 @@ __device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const B
     sums.x += xv * xv;
     sums.y += load_ro(a.dy + c) * load_ro(a.w + c) * xv;
   }
-  sums = row_reduce(sums, Sum{}, make_float2(0.0f, 0.0f), a.scratch);
-  const float inv_n = inv_cols(max(p.cols, 1));
-  const float rstd = rsqrtf(sums.x * inv_n + a.eps);
-  const float coef = sums.y * rstd * rstd * rstd * inv_n;
+  const RowScale k = bwd_scale(sums, a, span);
 #pragma unroll kUnroll
   for (int c = p.lane; c < p.cols; c += p.threads) {
     const float xv = load_ro(a.x + c), dv = load_ro(a.dy + c);
-    a.acc.at_col(c) += dv * xv * rstd;
-    a.dx[c] = from_float<T>(rstd * dv * load_ro(a.w + c) - coef * xv);
+    a.acc.at_col(c) += dv * xv * k.rstd;
+    a.dx[c] = from_float<T>(k.rstd * dv * load_ro(a.w + c) - k.coef * xv);
   }
 }
 
-// Rows [blockIdx.x * rows_per_block, ...) in steps of blockDim.y. Dynamic shared memory:
-// blockDim.y * DwAcc::floats(cols) fp32. partial: [gridDim.x, round_up(cols, 4)] fp32.
+// The block's share of workspace row `group`: columns [first_col, first_col + span_cols)
+// of a [groups, round_up(n, 4)] fp32 workspace (first_col a multiple of 4), each the sum
+// of the block's row groups' accumulators in row-group order.
 template <class T>
-__device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __restrict__ w,
-                                            const T* __restrict__ dy, T* __restrict__ dx,
-                                            float* __restrict__ partial, uint32_t rows, uint32_t cols,
-                                            uint32_t rows_per_block, float eps) {
-  extern __shared__ float4 acc_smem[];
-  __shared__ float2 scratch[32];
-  const int n = static_cast<int>(cols);
-  const int acc_floats = DwAcc<T>::floats(n);
-  float* acc_all = reinterpret_cast<float*>(acc_smem);
+__device__ __forceinline__ void write_partial_row(float* __restrict__ partial, int64_t group, int n, int first_col,
+                                                  int span_cols, float* acc_all, int acc_floats) {
   const int block_threads = blockDim.x * blockDim.y;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  for (int i = tid; i < acc_floats * static_cast<int>(blockDim.y); i += block_threads) acc_all[i] = 0.0f;
-  __syncthreads();
-
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * rows_per_block;
-  const int64_t end = min(first + rows_per_block, static_cast<int64_t>(rows));
-  const int steps = (rows_per_block + blockDim.y - 1) / blockDim.y;  // uniform over the block
-  const bool alone_on_sm = block_threads == kBwdMaxThreads;  // 64 registers x 1024 = the register file
-  for (int s = 0; s < steps; ++s) {
-    RowGroup g = RowGroup::current();
-    g.row = first + static_cast<int64_t>(s) * blockDim.y + threadIdx.y;
-    const bool live = g.row < end;
-    const int64_t offset = (live ? g.row : 0) * static_cast<int64_t>(cols);
-    const BwdRow<T> a{x + offset, w, dy + offset, dx + offset,
-                      DwAcc<T>::at(acc_all + threadIdx.y * acc_floats, n), eps, scratch,
-                      alone_on_sm && g.row + blockDim.y < end};
-    const auto p = RowPlan<T>::with_head(0, n, live, g);
-    const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
-    if (vec && p.tiles(kBwdChunks) <= 1) {
-      bwd_row_vector<T, kBwdChunks, true>(p, a);
-    } else if (vec && kBwdStreams) {
-      bwd_row_vector<T, kStreamChunks, false>(p, a);
-    } else {
-      bwd_row_elementwise<T>(p, a);
-    }
-    // Order this row's accumulator updates before the next row's (a row spanning warps
-    // is ordered by its reduction's barriers; one within a warp needs the warp sync).
-    if (blockDim.x <= 32) __syncwarp(group_mask(blockDim.x));
-  }
-
-  // The block's partial row: the row groups' accumulators summed in row-group order.
-  __syncthreads();
-  const int quads = (n + 3) / 4;
-  float4* out = reinterpret_cast<float4*>(partial) + static_cast<int64_t>(blockIdx.x) * quads;
+  const int quads = (span_cols + 3) / 4;
+  float4* out = reinterpret_cast<float4*>(partial) + group * ((n + 3) / 4) + first_col / 4;
   for (int u = tid; u < quads; u += block_threads) {
     float v[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int c = 4 * u + e;
       v[e] = 0.0f;
-      if (c < n) {
+      if (c < span_cols) {
         for (int yy = 0; yy < static_cast<int>(blockDim.y); ++yy) {
-          v[e] += DwAcc<T>::at(acc_all + yy * acc_floats, n).at_col(c);
+          v[e] += DwAcc<T>::at(acc_all + yy * acc_floats, span_cols).at_col(c);
         }
       }
     }
     out[u] = make_float4(v[0], v[1], v[2], v[3]);
   }
+}
+
+// Rows [group * rows_per_block, ...) in steps of blockDim.y, over the span's columns of
+// each row (Span: WholeRow or ClusterHalf). Dynamic shared memory: blockDim.y *
+// DwAcc::floats(span columns) fp32. partial: [groups, round_up(cols, 4)] fp32.
+template <class T, class Span>
+__device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __restrict__ w,
+                                            const T* __restrict__ dy, T* __restrict__ dx,
+                                            float* __restrict__ partial, uint32_t rows, uint32_t cols,
+                                            uint32_t rows_per_block, float eps) {
+  extern __shared__ float4 acc_smem[];
+  __shared__ float2 scratch[32];
+  const Span span = Span::current();
+  const int n = static_cast<int>(cols);
+  const int first_col = span.first_col(n);
+  const int span_cols = span.cols(n);
+  const int acc_floats = DwAcc<T>::floats(span_cols);
+  float* acc_all = reinterpret_cast<float*>(acc_smem);
+  const int block_threads = blockDim.x * blockDim.y;
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  for (int i = tid; i < acc_floats * static_cast<int>(blockDim.y); i += block_threads) acc_all[i] = 0.0f;
+  span.start();
+
+  const int64_t first = span.group() * rows_per_block;
+  const int64_t end = min(first + rows_per_block, static_cast<int64_t>(rows));
+  const int steps = (rows_per_block + blockDim.y - 1) / blockDim.y;  // uniform over the block
+  const bool alone_on_sm = block_threads == kBwdMaxThreads;  // 64 registers x 1024 = the register file
+  const float inv_n = inv_cols(max(n, 1));
+  for (int s = 0; s < steps; ++s) {
+    RowGroup g = RowGroup::current();
+    g.row = first + static_cast<int64_t>(s) * blockDim.y + threadIdx.y;
+    const bool live = g.row < end;
+    const int64_t offset = (live ? g.row : 0) * static_cast<int64_t>(cols) + first_col;
+    const BwdRow<T> a{x + offset,
+                      w + first_col,
+                      dy + offset,
+                      dx + offset,
+                      DwAcc<T>::at(acc_all + threadIdx.y * acc_floats, span_cols),
+                      eps,
+                      inv_n,
+                      scratch,
+                      alone_on_sm && g.row + blockDim.y < end};
+    const auto p = RowPlan<T>::with_head(0, span_cols, live, g);
+    const Span row_span = span.step(s);
+    const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
+    if (vec && p.tiles(kBwdChunks) <= 1) {
+      bwd_row_vector<T, Span, kBwdChunks, true>(p, a, row_span);
+    } else if (vec && Span::kStreams) {
+      bwd_row_vector<T, Span, kStreamChunks, false>(p, a, row_span);
+    } else {
+      bwd_row_elementwise<T>(p, a, row_span);
+    }
+    // Order this row's accumulator updates before the next row's (a row spanning warps
+    // is ordered by its reduction's barriers; one within a warp needs the warp sync).
+    if (blockDim.x <= 32) __syncwarp(group_mask(blockDim.x));
+  }
+
+  __syncthreads();
+  write_partial_row<T>(partial, span.group(), n, first_col, span_cols, acc_all, acc_floats);
+  span.finish();
+}
+
+// The cluster variant's body is built for sm_90 (and sm_90a), where its budget of 2 CTAs
+// per SM at 64 registers is tuned and the host selects it. Every arch's cubin carries every
+// entry point: the others get one that traps (before sm_90 there are no clusters; the
+// sm_100 and sm_120 ptxas spill the body at 64 registers).
+template <class T>
+__device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, const T* __restrict__ w,
+                                                    const T* __restrict__ dy, T* __restrict__ dx,
+                                                    float* __restrict__ partial, uint32_t rows, uint32_t cols,
+                                                    uint32_t rows_per_cluster, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+  rmsnorm_bwd<T, ClusterHalf<T>>(x, w, dy, dx, partial, rows, cols, rows_per_cluster, eps);
+#else
+  __trap();
+#endif
 }
 
 // dw[c] = sum over b of partial[b][c]: warp w adds blocks w, w + kDwWarps, ... in
@@ -511,7 +656,13 @@ __device__ __forceinline__ void rmsnorm_dweight(const float* __restrict__ partia
       rmsnorm_bwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,              \
                            T* __restrict__ dx, float* __restrict__ partial, uint32_t rows, uint32_t cols,           \
                            uint32_t rows_per_block, float eps) {                                                    \
-    rmsnorm_bwd<T>(x, w, dy, dx, partial, rows, cols, rows_per_block, eps);                                         \
+    rmsnorm_bwd<T, WholeRow<T>>(x, w, dy, dx, partial, rows, cols, rows_per_block, eps);                            \
+  }                                                                                                                 \
+  extern "C" __global__ void CUBINS_CLUSTER_DIMS(kClusterCtas) __launch_bounds__(kClusterThreads, kClusterCtasPerSm) \
+      rmsnorm_bwd_cluster_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,      \
+                                   T* __restrict__ dx, float* __restrict__ partial, uint32_t rows, uint32_t cols,   \
+                                   uint32_t rows_per_cluster, float eps) {                                          \
+    rmsnorm_bwd_cluster<T>(x, w, dy, dx, partial, rows, cols, rows_per_cluster, eps);                               \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kDwWarps * 32)                                                       \
       rmsnorm_dweight_##SUFFIX(const float* __restrict__ partial, T* __restrict__ dw, uint32_t blocks,              \

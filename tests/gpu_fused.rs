@@ -27,16 +27,16 @@ use common::digest::{fnv1a64, hash_line, DigestFile};
 use common::reference;
 use cubins::ops::rmsnorm::{
     rmsnorm, rmsnorm_backward, rmsnorm_backward_plan, rmsnorm_residual, rmsnorm_residual_into,
-    RmsNormBwdOptions, RmsNormElem, RmsNormOptions,
+    runs_clusters, BwdEntry, RmsNormBwdOptions, RmsNormElem, RmsNormOptions,
 };
 use cubins::ops::rope::{rope, Pairing, RopeElem, RopeShape};
 use cubins::ops::rows::{Launched, Threads};
 use cubins::ops::softmax::{softmax, softmax_backward, SoftmaxElem};
 use cubins::ops::swiglu::{swiglu, swiglu_interleaved, SwigluElem};
-use cubins::runtime::{Bf16, Error, Gpu};
+use cubins::runtime::{Bf16, Error, Gpu, RoutePolicy};
 use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
-use gpu_common::gpu;
+use gpu_common::{gpu, gpu_with};
 use guarded::{DeviceElem, Guarded};
 use half::{bf16, f16};
 
@@ -88,8 +88,8 @@ const ROW_SHAPES: &[(usize, usize)] = &[
     (67, 512),
     (1000, 33),
     (2, 40000),
-    // Resident rows of 1024 threads: RMSNorm backward blocks that hold their SM alone on
-    // sm_90 (bf16 at 32768, f32 at 16384) and prefetch their next row.
+    // Rows whose RMSNorm backward block would hold its SM alone on sm_90 (bf16 at 32768, f32
+    // at 16384): the cluster kernel takes them there (more in CLUSTER_SHAPES_*).
     (5, 32768),
     (3, 16384),
 ];
@@ -644,6 +644,149 @@ fn rmsnorm_backward_matches_the_reference() {
     parity_backward::<f32>(&gpu);
 }
 
+// ------------------------------------------------------------------ cluster backward
+
+/// Shapes the RMSNorm backward takes the cluster kernel for on sm_90 (bf16, f16): clusters
+/// left with fewer rows than others, one row, halves below 512 threads (20000: 320 per CTA),
+/// a tail column in the second half (20001), an odd chunk count (16392: the first half one
+/// chunk wider).
+const CLUSTER_SHAPES_16: &[(usize, usize)] =
+    &[(5, 32768), (1, 32768), (131, 20000), (2, 20001), (7, 16392)];
+/// The same for f32 (4 columns per chunk: halves of up to 8192 columns).
+const CLUSTER_SHAPES_F32: &[(usize, usize)] = &[(3, 16384), (1, 16384), (66, 12000), (2, 9001)];
+
+fn cluster_shapes<T: GpuElem>() -> &'static [(usize, usize)] {
+    if std::mem::size_of::<T>() == 4 {
+        CLUSTER_SHAPES_F32
+    } else {
+        CLUSTER_SHAPES_16
+    }
+}
+
+/// Layouts of the cluster cases: aligned; every base shifted (both halves element by
+/// element); dx alone shifted; and a fixed 1024 threads per row, which keeps the whole-row
+/// kernel (its blocks hold the SM alone and prefetch their next row).
+const CLUSTER_LAYOUTS: &[Layout] = &[
+    ALIGNED,
+    Layout {
+        shift: 1,
+        out_shift: 0,
+        threads: Threads::Auto,
+    },
+    Layout {
+        shift: 0,
+        out_shift: 1,
+        threads: Threads::Auto,
+    },
+    Layout {
+        shift: 0,
+        out_shift: 0,
+        threads: Threads::PerRow(1024),
+    },
+];
+
+/// The entry point the backward must launch for this shape and layout on this GPU.
+fn expected_backward<T: GpuElem>(gpu: &Gpu, layout: Layout) -> &'static str {
+    let name = format!("rmsnorm_bwd_{}", T::NAME);
+    let route = gpu.route(&name).unwrap();
+    if runs_clusters(&route) && layout.threads == Threads::Auto {
+        "rmsnorm_bwd_cluster_"
+    } else {
+        "rmsnorm_bwd_"
+    }
+}
+
+fn parity_cluster_backward<T: GpuElem>(gpu: &Gpu) {
+    for &shape in cluster_shapes::<T>() {
+        for &layout in CLUSTER_LAYOUTS {
+            let fixed = RmsNormBwdOptions {
+                threads: layout.threads,
+                ..Default::default()
+            };
+            if rmsnorm_backward_plan::<T::Dev>(gpu, shape.0, shape.1, &fixed).is_err() {
+                continue; // 1024 fixed threads: beyond the 512 of builds other than sm_90
+            }
+            for blocks in [None, Some(3)] {
+                let what = format!(
+                    "rmsnorm_backward {}x{} {} {} blocks={blocks:?}",
+                    shape.0,
+                    shape.1,
+                    T::NAME,
+                    layout.describe()
+                );
+                let first = rmsnorm_backward_case::<T>(gpu, shape, layout, blocks);
+                first.assert_close(&what);
+                let kernel = first.launched[0].kernel;
+                let expected = expected_backward::<T>(gpu, layout);
+                assert!(
+                    kernel.starts_with(expected) && kernel.ends_with(T::NAME),
+                    "{what}: launched {kernel}, expected {expected}{}",
+                    T::NAME
+                );
+                // Fixed summation order: a second run gives the same dx and dw bits.
+                let again = rmsnorm_backward_case::<T>(gpu, shape, layout, blocks);
+                for (a, b) in first.outputs.iter().zip(&again.outputs) {
+                    assert!(
+                        T::bytes(&a.got) == T::bytes(&b.got),
+                        "{what}: {} differs between two runs",
+                        a.name
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn rmsnorm_backward_cluster_kernel_matches_the_reference() {
+    let gpu = gpu();
+    parity_cluster_backward::<bf16>(&gpu);
+    parity_cluster_backward::<f16>(&gpu);
+    parity_cluster_backward::<f32>(&gpu);
+}
+
+/// The cluster kernel takes wide rows on an sm_90 cubin only, and says so in its stamp; the
+/// PTX fallback (a stub that traps there) and narrower rows keep the whole-row kernel.
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn rmsnorm_backward_takes_the_cluster_kernel_only_where_it_applies() {
+    let gpu = gpu();
+    let opts = RmsNormBwdOptions::default();
+    let on_sm90 = runs_clusters(&gpu.route("rmsnorm_bwd_bf16").unwrap());
+    let wide = rmsnorm_backward_plan::<Bf16>(&gpu, 4096, 32768, &opts).unwrap();
+    println!("4096x32768: {:?} {}", wide.entry, wide.describe::<Bf16>());
+    if on_sm90 {
+        assert_eq!(wide.entry, BwdEntry::ClusterHalves);
+        assert_eq!(wide.config().grid[0], 2 * wide.blocks);
+        assert_eq!(wide.walk::<Bf16>(), "cluster2");
+        // Two CTAs of 512 threads share each SM: one wave is as many clusters as SMs.
+        assert_eq!(
+            wide.blocks as usize,
+            4096usize.div_ceil(wide.rows_per_block as usize)
+        );
+        assert!(wide.blocks <= gpu.device().sm_count, "{wide:?}");
+    } else {
+        assert_eq!(wide.entry, BwdEntry::WholeRow);
+    }
+    let narrow = rmsnorm_backward_plan::<Bf16>(&gpu, 4096, 16384, &opts).unwrap();
+    assert_eq!(narrow.entry, BwdEntry::WholeRow);
+    let fixed = RmsNormBwdOptions {
+        threads: Threads::PerRow(1024),
+        ..opts
+    };
+    let whole = rmsnorm_backward_plan::<Bf16>(&gpu, 4096, 32768, &fixed).unwrap();
+    assert_eq!(whole.entry, BwdEntry::WholeRow);
+    // The stamp of a launch names the kernel and the walk.
+    let case = rmsnorm_backward_case::<bf16>(&gpu, (5, 32768), ALIGNED, None);
+    let stamp = case.launched[0].stamp(&gpu).unwrap();
+    println!("{stamp}");
+    assert_eq!(on_sm90, stamp.contains("walk=cluster2"), "{stamp}");
+    let jit = gpu_with(RoutePolicy::ForcePtx);
+    let ptx = rmsnorm_backward_plan::<Bf16>(&jit, 4096, 32768, &opts).unwrap();
+    assert_eq!(ptx.entry, BwdEntry::WholeRow, "PTX fallback");
+}
+
 #[test]
 #[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
 fn rope_matches_the_reference() {
@@ -1112,15 +1255,20 @@ fn bad_input_is_refused_before_launch() {
 #[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
 fn rmsnorm_backward_plan_does_not_change_after_a_launch() {
     let gpu = gpu();
-    let (rows, cols) = (8192, 14336);
     let opts = RmsNormBwdOptions::default();
-    let before = rmsnorm_backward_plan::<Bf16>(&gpu, rows, cols, &opts).unwrap();
-    assert!(
-        before.smem_bytes > 48 * 1024,
-        "the case must need the raised limit"
-    );
-    // One row at the same width launches with the same shared memory (and so raises it).
-    rmsnorm_backward_case::<bf16>(&gpu, (1, cols), ALIGNED, None).assert_close("one wide row");
-    let after = rmsnorm_backward_plan::<Bf16>(&gpu, rows, cols, &opts).unwrap();
-    assert_eq!(before, after, "plan before and after a launch");
+    // The whole-row kernel, and (on sm_90) the cluster kernel.
+    for (rows, cols) in [(8192, 14336), (4096, 32768)] {
+        let before = rmsnorm_backward_plan::<Bf16>(&gpu, rows, cols, &opts).unwrap();
+        assert!(
+            before.smem_bytes > 48 * 1024,
+            "the case must need the raised limit"
+        );
+        // One row at the same width launches with the same shared memory (and so raises it).
+        rmsnorm_backward_case::<bf16>(&gpu, (1, cols), ALIGNED, None).assert_close("one wide row");
+        let after = rmsnorm_backward_plan::<Bf16>(&gpu, rows, cols, &opts).unwrap();
+        assert_eq!(
+            before, after,
+            "plan before and after a launch at {cols} columns"
+        );
+    }
 }

@@ -3,6 +3,10 @@
 //! residual add (`h = x + residual` is written back as the residual and normalized), and the
 //! backward pass (dx, and dw summed over rows in a fixed order through an fp32 workspace).
 //! Any row length, any alignment of the element buffers; bf16, f16 or f32 storage.
+//!
+//! The backward pass has two kernels: `rmsnorm_bwd` (a block per row group) and, on sm_90
+//! cubins, `rmsnorm_bwd_cluster` for rows whose block would hold an SM alone: the two CTAs
+//! of a thread-block cluster share each row, one column half each ([`cluster_geometry`]).
 
 use super::buffer;
 use super::rows::{
@@ -10,11 +14,14 @@ use super::rows::{
     Launched, RowGeometry, RowKernel, Storage, Threads, Walk,
 };
 use crate::runtime::launchers::{
-    RmsnormBwdBf16, RmsnormBwdF16, RmsnormBwdF32, RmsnormDweightBf16, RmsnormDweightF16,
-    RmsnormDweightF32, RmsnormFwdBf16, RmsnormFwdF16, RmsnormFwdF32, RmsnormFwdResidualBf16,
-    RmsnormFwdResidualF16, RmsnormFwdResidualF32,
+    RmsnormBwdBf16, RmsnormBwdClusterBf16, RmsnormBwdClusterF16, RmsnormBwdClusterF32,
+    RmsnormBwdF16, RmsnormBwdF32, RmsnormDweightBf16, RmsnormDweightF16, RmsnormDweightF32,
+    RmsnormFwdBf16, RmsnormFwdF16, RmsnormFwdF32, RmsnormFwdResidualBf16, RmsnormFwdResidualF16,
+    RmsnormFwdResidualF32,
 };
-use crate::runtime::{Bf16, Error, Gpu, LaunchConfig, LaunchError, F16};
+use crate::runtime::{
+    ArtifactKind, Bf16, Error, Gpu, KernelSpec, LaunchConfig, LaunchError, Route, F16,
+};
 use cust::memory::{DevicePointer, DeviceSlice};
 use cust::stream::Stream;
 
@@ -39,6 +46,18 @@ pub const BWD: RowKernel = RowKernel {
     resident_chunks: 4,
     max_threads: 1024,
 };
+
+/// The backward kernel whose rows are shared by the CTAs of a cluster: each CTA takes one
+/// column half of each row, x and dy resident (4 chunks each), up to 512 threads, built for 2
+/// CTAs per SM at 64 registers. Selected only on sm_90 cubins ([`cluster_geometry`]).
+pub const BWD_CLUSTER: RowKernel = RowKernel {
+    name: "rmsnorm_bwd_cluster",
+    resident_chunks: 4,
+    max_threads: 512,
+};
+
+/// CTAs per cluster of [`BWD_CLUSTER`] (its `__cluster_dims__`), one column half of a row each.
+pub const CLUSTER_CTAS: u32 = 2;
 
 /// The dw reduction kernel: 512 threads, 128 columns per block.
 const DWEIGHT_THREADS: u32 = 512;
@@ -95,13 +114,18 @@ pub trait RmsNormElem: Storage {
         eps: f32,
     ) -> Result<(), Error>;
 
+    /// Launches the backward kernel `entry`; the cluster kernel's grid is checked to be whole
+    /// clusters first ([`check_cluster_grid`]).
+    ///
     /// # Safety
-    /// x, dy, dx hold `rows * cols` elements, w `cols`, partial `gridDim.x * round_up(cols, 4)`
-    /// floats 16-byte aligned; outputs overlap nothing.
+    /// x, dy, dx hold `rows * cols` elements, w `cols`, partial one row of `round_up(cols, 4)`
+    /// floats per row range (`gridDim.x / ctas_per_row`), 16-byte aligned; outputs overlap
+    /// nothing.
     #[allow(clippy::too_many_arguments)]
     unsafe fn bwd(
         gpu: &Gpu,
         stream: &Stream,
+        entry: BwdEntry,
         config: &LaunchConfig,
         x: DevicePointer<Self>,
         w: DevicePointer<Self>,
@@ -114,9 +138,14 @@ pub trait RmsNormElem: Storage {
         eps: f32,
     ) -> Result<(), Error>;
 
-    /// The backward kernel's function handle (for the occupancy calculator).
-    /// Resident backward blocks per SM at this block size and dynamic shared memory.
-    fn bwd_blocks_per_sm(gpu: &Gpu, threads: u32, smem_bytes: u32) -> Result<u32, Error>;
+    /// Resident blocks per SM of the backward kernel `entry` at this block size and dynamic
+    /// shared memory (the driver's occupancy calculator).
+    fn bwd_blocks_per_sm(
+        gpu: &Gpu,
+        entry: BwdEntry,
+        threads: u32,
+        smem_bytes: u32,
+    ) -> Result<u32, Error>;
     /// The loaded backward kernel's threads-per-block limit (its `__launch_bounds__`).
     fn bwd_max_threads(gpu: &Gpu) -> Result<u32, Error>;
 
@@ -134,7 +163,7 @@ pub trait RmsNormElem: Storage {
 }
 
 macro_rules! rmsnorm_elem {
-    ($t:ty, $fwd:ty, $res:ty, $bwd:ty, $dw:ty) => {
+    ($t:ty, $fwd:ty, $res:ty, $bwd:ty, $cluster:ty, $dw:ty) => {
         impl RmsNormElem for $t {
             unsafe fn fwd(
                 gpu: &Gpu,
@@ -181,6 +210,7 @@ macro_rules! rmsnorm_elem {
             unsafe fn bwd(
                 gpu: &Gpu,
                 stream: &Stream,
+                entry: BwdEntry,
                 config: &LaunchConfig,
                 x: DevicePointer<Self>,
                 w: DevicePointer<Self>,
@@ -189,27 +219,56 @@ macro_rules! rmsnorm_elem {
                 partial: DevicePointer<f32>,
                 rows: u32,
                 cols: u32,
-                rows_per_block: u32,
+                rows_per_range: u32,
                 eps: f32,
             ) -> Result<(), Error> {
-                gpu.kernel::<$bwd>()?.launch(
-                    stream,
-                    config,
-                    x,
-                    w,
-                    dy,
-                    dx,
-                    partial,
-                    rows,
-                    cols,
-                    rows_per_block,
-                    eps,
-                )
+                match entry {
+                    BwdEntry::WholeRow => gpu.kernel::<$bwd>()?.launch(
+                        stream,
+                        config,
+                        x,
+                        w,
+                        dy,
+                        dx,
+                        partial,
+                        rows,
+                        cols,
+                        rows_per_range,
+                        eps,
+                    ),
+                    BwdEntry::ClusterHalves => {
+                        check_cluster_grid(<$cluster>::info().name, config)?;
+                        gpu.kernel::<$cluster>()?.launch(
+                            stream,
+                            config,
+                            x,
+                            w,
+                            dy,
+                            dx,
+                            partial,
+                            rows,
+                            cols,
+                            rows_per_range,
+                            eps,
+                        )
+                    }
+                }
             }
 
-            fn bwd_blocks_per_sm(gpu: &Gpu, threads: u32, smem_bytes: u32) -> Result<u32, Error> {
-                gpu.kernel::<$bwd>()?
-                    .max_active_blocks_per_sm(threads, smem_bytes)
+            fn bwd_blocks_per_sm(
+                gpu: &Gpu,
+                entry: BwdEntry,
+                threads: u32,
+                smem_bytes: u32,
+            ) -> Result<u32, Error> {
+                match entry {
+                    BwdEntry::WholeRow => gpu
+                        .kernel::<$bwd>()?
+                        .max_active_blocks_per_sm(threads, smem_bytes),
+                    BwdEntry::ClusterHalves => gpu
+                        .kernel::<$cluster>()?
+                        .max_active_blocks_per_sm(threads, smem_bytes),
+                }
             }
             fn bwd_max_threads(gpu: &Gpu) -> Result<u32, Error> {
                 Ok(gpu.kernel::<$bwd>()?.limits().max_threads_per_block)
@@ -236,6 +295,7 @@ rmsnorm_elem!(
     RmsnormFwdBf16,
     RmsnormFwdResidualBf16,
     RmsnormBwdBf16,
+    RmsnormBwdClusterBf16,
     RmsnormDweightBf16
 );
 rmsnorm_elem!(
@@ -243,6 +303,7 @@ rmsnorm_elem!(
     RmsnormFwdF16,
     RmsnormFwdResidualF16,
     RmsnormBwdF16,
+    RmsnormBwdClusterF16,
     RmsnormDweightF16
 );
 rmsnorm_elem!(
@@ -250,6 +311,7 @@ rmsnorm_elem!(
     RmsnormFwdF32,
     RmsnormFwdResidualF32,
     RmsnormBwdF32,
+    RmsnormBwdClusterF32,
     RmsnormDweightF32
 );
 
@@ -404,11 +466,14 @@ fn residual_launch<T: RmsNormElem>(
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RmsNormBwdOptions {
     pub eps: f32,
+    /// `Auto` lets the plan take the cluster kernel where it applies; a fixed count keeps
+    /// the whole-row kernel at that many threads per row.
     pub threads: Threads,
-    /// Blocks of the main kernel = rows of the dw workspace. `None`: one wave of resident
-    /// blocks on this GPU (its SM count times the kernel's occupancy), at most one per row.
-    /// The dw bits depend on it (it fixes the summation order): fix it for digests that
-    /// must hold across GPUs.
+    /// Row ranges = rows of the dw workspace: blocks of the whole-row kernel, clusters of the
+    /// cluster kernel. `None`: one wave of them on this GPU (its SM count times the kernel's
+    /// occupancy, divided by the CTAs that share a row), at most one per row. The dw bits
+    /// depend on it (it fixes the summation order): fix it for digests that must hold across
+    /// GPUs.
     pub blocks: Option<u32>,
 }
 
@@ -422,33 +487,94 @@ impl Default for RmsNormBwdOptions {
     }
 }
 
+/// Which backward kernel a plan launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BwdEntry {
+    /// `rmsnorm_bwd`: a block takes whole rows.
+    WholeRow,
+    /// `rmsnorm_bwd_cluster`: the [`CLUSTER_CTAS`] CTAs of a cluster share each row, one column
+    /// half each, and exchange their row sums through distributed shared memory.
+    ClusterHalves,
+}
+
+impl BwdEntry {
+    /// CTAs that share each row.
+    pub fn ctas_per_row(self) -> u32 {
+        match self {
+            BwdEntry::WholeRow => 1,
+            BwdEntry::ClusterHalves => CLUSTER_CTAS,
+        }
+    }
+}
+
 /// How a backward launch splits the rows: what the workspace must hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RmsNormBwdPlan {
+    pub entry: BwdEntry,
+    /// Per block (for the cluster kernel: per CTA, over its half of the columns).
     pub geometry: RowGeometry,
     /// The backward kernel as loaded: its thread limit, and so its walks.
     pub kernel: RowKernel,
-    /// Blocks of the main kernel (rows of the workspace).
+    /// Row ranges: blocks of the whole-row kernel, clusters of the cluster kernel (rows of
+    /// the workspace).
     pub blocks: u32,
-    /// Consecutive rows per block.
+    /// Consecutive rows per range.
     pub rows_per_block: u32,
-    /// Dynamic shared memory per block: the dw accumulators of `rows_per_block` row groups.
+    /// Dynamic shared memory per block: the dw accumulators of `rows_per_block` row groups
+    /// (of the first, wider half of the columns for the cluster kernel).
     pub smem_bytes: u32,
     pub cols: usize,
 }
 
 impl RmsNormBwdPlan {
-    /// Workspace length in f32 elements: one row of round_up(cols, 4) per block.
+    /// Workspace length in f32 elements: one row of round_up(cols, 4) per row range.
     pub fn workspace_len(&self) -> usize {
         self.blocks as usize * self.cols.div_ceil(4) * 4
     }
 
-    /// The walk of a row whose tensors are 16-byte aligned, in words.
+    /// The walk of a row whose tensors are 16-byte aligned, in words: `cluster2` for the
+    /// cluster kernel (whose halves are resident).
     pub fn walk<T>(&self) -> &'static str {
+        if self.entry == BwdEntry::ClusterHalves {
+            return "cluster2";
+        }
         match self.geometry.walk::<T>(&self.kernel, self.cols) {
             Walk::Resident => "resident",
             Walk::Streamed if bwd_streams(&self.kernel) => "streamed",
             Walk::Streamed => "elementwise",
+        }
+    }
+
+    /// The main kernel's launch: `ctas_per_row` CTAs per row range.
+    pub fn config(&self) -> LaunchConfig {
+        LaunchConfig {
+            grid: [self.blocks * self.entry.ctas_per_row(), 1, 1],
+            block: [
+                self.geometry.threads_per_row,
+                self.geometry.rows_per_block,
+                1,
+            ],
+            dynamic_smem_bytes: self.smem_bytes,
+        }
+    }
+
+    /// The geometry in words, for the launch record (and so the STAMP line).
+    pub fn describe<T>(&self) -> String {
+        match self.entry {
+            BwdEntry::WholeRow => format!(
+                "threads_per_row={} rows_per_block={} rows_per_grid_block={} walk={}",
+                self.geometry.threads_per_row,
+                self.geometry.rows_per_block,
+                self.rows_per_block,
+                self.walk::<T>()
+            ),
+            BwdEntry::ClusterHalves => format!(
+                "threads_per_cta={} ctas_per_row={} rows_per_cluster={} walk={}",
+                self.geometry.threads_per_row,
+                self.entry.ctas_per_row(),
+                self.rows_per_block,
+                self.walk::<T>()
+            ),
         }
     }
 }
@@ -475,6 +601,68 @@ fn acc_bytes<T>(cols: usize) -> u64 {
     ((cols as u64) / vec + 1) * vec * 4
 }
 
+/// Dynamic shared memory of `row_groups` accumulators of `cols` columns, within a `u32`.
+fn acc_smem_bytes<T>(kernel: &'static str, cols: usize, row_groups: u32) -> Result<u32, Error> {
+    u32::try_from(acc_bytes::<T>(cols) * u64::from(row_groups))
+        .map_err(|_| shape_error(kernel, "dw accumulators within shared memory"))
+}
+
+/// Whether a route runs the cluster kernel: an sm_90 or sm_90a cubin, the only builds with
+/// its body (2 CTAs per SM at 64 registers is sm_90's budget). The PTX JIT and every other
+/// cubin carry a stub that traps.
+pub fn runs_clusters(route: &Route) -> bool {
+    route.kind == ArtifactKind::Cubin && matches!(route.arch, "sm_90" | "sm_90a")
+}
+
+/// Columns of a row's first half (cuda/rmsnorm.cu `ClusterHalf::half_cols`): the first
+/// ceil(chunks / 2) whole 16-byte chunks. The second half, the rest, is no wider.
+pub fn half_cols<T>(cols: usize) -> usize {
+    let vec = chunk_elems::<T>() as usize;
+    (cols / vec).div_ceil(2) * vec
+}
+
+/// The cluster kernel's per-CTA geometry for rows of `cols`, where it takes them: automatic
+/// threads, a whole-row block that would hold its SM alone (`whole_blocks_per_sm == 1`:
+/// nothing overlaps its reduction and writes but its own prefetch), and halves that stay
+/// resident in [`BWD_CLUSTER`]'s threads (bf16 and f16 rows of 16392 to 32768 columns on
+/// sm_90, f32 rows of 8196 to 16384). `None`: the whole-row kernel keeps them. Only for
+/// routes that [`runs_clusters`].
+pub fn cluster_geometry<T>(
+    threads: Threads,
+    whole_blocks_per_sm: u32,
+    cols: usize,
+) -> Option<RowGeometry> {
+    if threads != Threads::Auto || whole_blocks_per_sm != 1 {
+        return None;
+    }
+    let half = half_cols::<T>(cols);
+    let g = RowGeometry::select::<T>(&BWD_CLUSTER, half, Threads::Auto).ok()?;
+    (g.walk::<T>(&BWD_CLUSTER, half) == Walk::Resident).then_some(g)
+}
+
+/// A launch of the cluster kernel must be whole clusters: a plain `cuLaunchKernel` takes
+/// the cluster shape from the cubin and fails on a grid that is not a multiple of it.
+pub fn check_cluster_grid(kernel: &'static str, config: &LaunchConfig) -> Result<(), Error> {
+    if config.grid[0] % CLUSTER_CTAS == 0 {
+        return Ok(());
+    }
+    Err(LaunchError::Geometry {
+        kernel,
+        requirement: "whole clusters of 2 CTAs (an even grid.x)",
+        config: *config,
+    }
+    .into())
+}
+
+/// `rows` in consecutive ranges of whole row groups, as few as `ranges` allows (at least
+/// one, at most one per group): (rows per range, ranges).
+fn split_rows(rows: usize, rows_per_group: u32, ranges: usize) -> (u32, u32) {
+    let groups = rows.div_ceil(rows_per_group as usize);
+    let ranges = ranges.min(groups).max(1);
+    let rows_per_range = groups.div_ceil(ranges) * rows_per_group as usize;
+    (rows_per_range as u32, rows.div_ceil(rows_per_range) as u32)
+}
+
 /// Plans a backward launch of `rows x cols` on this GPU (for the workspace size).
 pub fn rmsnorm_backward_plan<T: RmsNormElem>(
     gpu: &Gpu,
@@ -485,38 +673,59 @@ pub fn rmsnorm_backward_plan<T: RmsNormElem>(
     let name = entry_name::<T>(BWD.name)?;
     check_rows_cols(name, rows, cols)?;
     let kernel = bwd_kernel(T::bwd_max_threads(gpu)?);
-    let geometry = RowGeometry::select::<T>(&kernel, cols, opts.threads)?;
-    let smem = acc_bytes::<T>(cols) * u64::from(geometry.rows_per_block);
-    let smem_bytes = u32::try_from(smem)
-        .map_err(|_| shape_error(name, "dw accumulators within shared memory"))?;
-    let groups = rows.div_ceil(geometry.rows_per_block as usize);
-    let blocks = match opts.blocks {
+    let whole = RowGeometry::select::<T>(&kernel, cols, opts.threads)?;
+    let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block)?;
+    // Whether a whole-row block would hold its SM alone is asked of the driver only where
+    // the answer matters.
+    let cluster_if_alone =
+        |whole_blocks_per_sm| cluster_geometry::<T>(opts.threads, whole_blocks_per_sm, cols);
+    let cluster = if cluster_if_alone(1).is_some() && runs_clusters(&gpu.route(name)?) {
+        cluster_if_alone(resident_blocks::<T>(
+            gpu,
+            BwdEntry::WholeRow,
+            whole.threads(),
+            whole_smem,
+        )?)
+    } else {
+        None
+    };
+    let (entry, geometry, kernel, smem_bytes) = match cluster {
+        Some(g) => {
+            let smem = acc_smem_bytes::<T>(name, half_cols::<T>(cols), g.rows_per_block)?;
+            (BwdEntry::ClusterHalves, g, BWD_CLUSTER, smem)
+        }
+        None => (BwdEntry::WholeRow, whole, kernel, whole_smem),
+    };
+    let ranges = match opts.blocks {
         Some(0) => return Err(shape_error(name, "at least one block")),
         Some(b) => b as usize,
         None => {
-            let per_sm = resident_blocks::<T>(gpu, geometry.threads(), smem_bytes)?;
-            per_sm as usize * gpu.device().sm_count.max(1) as usize
+            let per_sm = resident_blocks::<T>(gpu, entry, geometry.threads(), smem_bytes)?;
+            let wave = per_sm as usize * gpu.device().sm_count.max(1) as usize;
+            wave / entry.ctas_per_row() as usize
         }
-    }
-    .min(groups)
-    .max(1);
-    // Whole row groups per block, then as few blocks as that needs.
-    let rows_per_block = groups.div_ceil(blocks) * geometry.rows_per_block as usize;
-    let blocks = rows.div_ceil(rows_per_block);
+    };
+    let (rows_per_block, blocks) = split_rows(rows, geometry.rows_per_block, ranges);
     Ok(RmsNormBwdPlan {
+        entry,
         geometry,
         kernel,
-        blocks: blocks as u32,
-        rows_per_block: rows_per_block as u32,
+        blocks,
+        rows_per_block,
         smem_bytes,
         cols,
     })
 }
 
-/// Resident blocks per SM of the backward kernel at this block size and shared memory
-/// (the driver's occupancy calculator, with the function's limit already raised), at least 1.
-fn resident_blocks<T: RmsNormElem>(gpu: &Gpu, threads: u32, smem_bytes: u32) -> Result<u32, Error> {
-    Ok(T::bwd_blocks_per_sm(gpu, threads, smem_bytes)?.max(1))
+/// Resident blocks per SM of a backward kernel at this block size and shared memory (the
+/// driver's occupancy calculator, with the function's limit already raised), at least 1.
+fn resident_blocks<T: RmsNormElem>(
+    gpu: &Gpu,
+    entry: BwdEntry,
+    threads: u32,
+    smem_bytes: u32,
+) -> Result<u32, Error> {
+    Ok(T::bwd_blocks_per_sm(gpu, entry, threads, smem_bytes)?.max(1))
 }
 
 /// The backward pass: dx (`rows * cols`) and dw (`cols`) from x, w and dy. `workspace`
@@ -561,23 +770,9 @@ pub fn rmsnorm_backward<T: RmsNormElem>(
     check_disjoint(&[dxb, dwb, ws], &[xb, wb, dyb])?;
 
     let main = Launched {
-        kernel: name,
-        config: LaunchConfig {
-            grid: [plan.blocks, 1, 1],
-            block: [
-                plan.geometry.threads_per_row,
-                plan.geometry.rows_per_block,
-                1,
-            ],
-            dynamic_smem_bytes: plan.smem_bytes,
-        },
-        choice: format!(
-            "threads_per_row={} rows_per_block={} rows_per_grid_block={} walk={}",
-            plan.geometry.threads_per_row,
-            plan.geometry.rows_per_block,
-            plan.rows_per_block,
-            plan.walk::<T>()
-        ),
+        kernel: entry_name::<T>(plan.kernel.name)?,
+        config: plan.config(),
+        choice: plan.describe::<T>(),
     };
     let reduce = Launched {
         kernel: dw_name,
@@ -603,6 +798,7 @@ pub fn rmsnorm_backward<T: RmsNormElem>(
         T::bwd(
             gpu,
             stream,
+            plan.entry,
             &main.config,
             x.as_device_ptr(),
             w.as_device_ptr(),
@@ -645,6 +841,149 @@ mod tests {
         assert_eq!(FWD_RESIDUAL.max_threads, cu_constant(cu, "kMaxThreads"));
         assert_eq!(BWD.max_threads, cu_constant(cu, "kBwdMaxThreads"));
         assert_eq!(DWEIGHT_THREADS, 32 * cu_constant(cu, "kDwWarps"));
+        assert_eq!(BWD_CLUSTER.resident_chunks, cu_constant(cu, "kBwdChunks"));
+        assert_eq!(BWD_CLUSTER.max_threads, cu_constant(cu, "kClusterThreads"));
+        assert_eq!(CLUSTER_CTAS, cu_constant(cu, "kClusterCtas"));
+    }
+
+    fn route(kind: ArtifactKind, arch: &'static str) -> Route {
+        Route {
+            kernel: "rmsnorm_bwd_bf16",
+            file: "rmsnorm",
+            kind,
+            arch,
+            sha256: "",
+            toolkit: "13.0.88",
+            device: crate::runtime::DeviceId {
+                name: "NVIDIA H200".into(),
+                cc: 90,
+            },
+            policy: crate::runtime::RoutePolicy::Auto,
+        }
+    }
+
+    #[test]
+    fn only_sm_90_cubins_run_the_cluster_kernel() {
+        assert!(runs_clusters(&route(ArtifactKind::Cubin, "sm_90")));
+        assert!(runs_clusters(&route(ArtifactKind::Cubin, "sm_90a")));
+        assert!(!runs_clusters(&route(ArtifactKind::PtxJit, "compute_80")));
+        assert!(!runs_clusters(&route(ArtifactKind::PtxJit, "compute_90")));
+        for arch in ["sm_80", "sm_86", "sm_89", "sm_100", "sm_120"] {
+            assert!(!runs_clusters(&route(ArtifactKind::Cubin, arch)), "{arch}");
+        }
+    }
+
+    #[test]
+    fn the_cluster_kernel_takes_rows_whose_block_would_hold_an_sm_alone() {
+        let take = |threads, alone, cols| {
+            cluster_geometry::<Bf16>(threads, alone, cols).map(|g| g.threads_per_row)
+        };
+        // 32768 bf16 columns: a 1024-thread block holds the SM alone; two CTAs of 512.
+        assert_eq!(take(Threads::Auto, 1, 32768), Some(512));
+        // 20000: 640 threads alone; halves of 10000 columns, 313 -> 320 threads.
+        assert_eq!(take(Threads::Auto, 1, 20000), Some(320));
+        assert_eq!(take(Threads::Auto, 1, 16392), Some(288));
+        // Two blocks share the SM (16384 columns, 512 threads): the whole-row kernel.
+        assert_eq!(take(Threads::Auto, 2, 16384), None);
+        // A fixed thread count keeps the whole-row kernel.
+        assert_eq!(take(Threads::PerRow(1024), 1, 32768), None);
+        // Halves past 512 x 4 chunks would not stay resident.
+        assert_eq!(take(Threads::Auto, 1, 32776), None);
+        assert_eq!(take(Threads::Auto, 1, 65536), None);
+        // f32: 16384 columns fill 1024 threads; halves of 8192 take 512.
+        let f32_take = cluster_geometry::<f32>(Threads::Auto, 1, 16384).unwrap();
+        assert_eq!(
+            (f32_take.threads_per_row, f32_take.rows_per_block),
+            (512, 1)
+        );
+        assert_eq!(
+            cluster_geometry::<f32>(Threads::Auto, 1, 12000).map(|g| g.threads_per_row),
+            Some(384)
+        );
+    }
+
+    #[test]
+    fn halves_split_on_whole_chunks() {
+        assert_eq!(half_cols::<Bf16>(32768), 16384);
+        // 2500 whole chunks and a tail of one column: 1250 chunks each, the tail second.
+        assert_eq!(half_cols::<Bf16>(20001), 10000);
+        // An odd chunk count: the first half takes the extra chunk.
+        assert_eq!(half_cols::<Bf16>(16392), 8200);
+        assert_eq!(half_cols::<f32>(16383), 8192);
+        // Each half's accumulators fit the first half's shared memory.
+        for cols in [16392, 20001, 32767, 32768] {
+            let first = half_cols::<Bf16>(cols);
+            assert!(
+                acc_bytes::<Bf16>(cols - first) <= acc_bytes::<Bf16>(first),
+                "{cols}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_cluster_launch_needs_whole_clusters() {
+        let config = |blocks| LaunchConfig {
+            grid: [blocks, 1, 1],
+            block: [512, 1, 1],
+            dynamic_smem_bytes: 65568,
+        };
+        assert!(check_cluster_grid("rmsnorm_bwd_cluster_bf16", &config(264)).is_ok());
+        let e = check_cluster_grid("rmsnorm_bwd_cluster_bf16", &config(263)).unwrap_err();
+        assert!(
+            matches!(e, Error::Launch(LaunchError::Geometry { .. })),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("whole clusters of 2 CTAs"), "{e}");
+    }
+
+    #[test]
+    fn rows_split_into_ranges_of_whole_groups() {
+        // 4096 rows over one wave of 132 clusters: 32 rows each, 128 clusters.
+        assert_eq!(split_rows(4096, 1, 132), (32, 128));
+        // Fewer rows than ranges: one row each.
+        assert_eq!(split_rows(5, 1, 132), (1, 5));
+        assert_eq!(split_rows(131, 1, 132), (1, 131));
+        // Row groups of 8 stay whole.
+        assert_eq!(split_rows(1000, 8, 16), (64, 16));
+        assert_eq!(split_rows(3, 8, 16), (8, 1));
+        // At least one range.
+        assert_eq!(split_rows(7, 1, 0), (7, 1));
+    }
+
+    #[test]
+    fn a_cluster_plan_launches_two_ctas_per_row_range_and_says_so() {
+        let plan = RmsNormBwdPlan {
+            entry: BwdEntry::ClusterHalves,
+            geometry: cluster_geometry::<Bf16>(Threads::Auto, 1, 32768).unwrap(),
+            kernel: BWD_CLUSTER,
+            blocks: 128,
+            rows_per_block: 32,
+            smem_bytes: acc_bytes::<Bf16>(16384) as u32,
+            cols: 32768,
+        };
+        assert_eq!(plan.config().grid, [256, 1, 1]);
+        assert_eq!(plan.config().block, [512, 1, 1]);
+        assert_eq!(plan.config().dynamic_smem_bytes, 65568);
+        // One workspace row per cluster, both halves' columns.
+        assert_eq!(plan.workspace_len(), 128 * 32768);
+        assert_eq!(
+            plan.describe::<Bf16>(),
+            "threads_per_cta=512 ctas_per_row=2 rows_per_cluster=32 walk=cluster2"
+        );
+        let whole = RmsNormBwdPlan {
+            entry: BwdEntry::WholeRow,
+            geometry: RowGeometry::select::<Bf16>(&bwd_kernel(1024), 32768, Threads::Auto).unwrap(),
+            kernel: bwd_kernel(1024),
+            blocks: 132,
+            rows_per_block: 32,
+            smem_bytes: acc_bytes::<Bf16>(32768) as u32,
+            cols: 32768,
+        };
+        assert_eq!(whole.config().grid, [132, 1, 1]);
+        assert_eq!(
+            whole.describe::<Bf16>(),
+            "threads_per_row=1024 rows_per_block=1 rows_per_grid_block=32 walk=resident"
+        );
     }
 
     #[test]
