@@ -848,6 +848,14 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
                 out.push((key(c, &s), c.digest()));
             }
         }
+        // Backward rows wide enough that sm_90 cubins split each over a 2-CTA cluster.
+        let wide = if std::mem::size_of::<T>() == 4 {
+            (3, 16384)
+        } else {
+            (5, 32768)
+        };
+        let c = rmsnorm_backward_case::<T>(gpu, wide, ALIGNED, Some(2));
+        out.push((key(&c, &format!("{}x{}", wide.0, wide.1)), c.digest()));
         for pairing in [Pairing::Neox, Pairing::Gptj] {
             let shape = ROPE_SHAPES[5];
             let c = rope_case::<T>(gpu, shape, pairing, ALIGNED);
