@@ -362,6 +362,50 @@ fn stage_ring_waits_cover_the_tile_and_refills_only_consumed_stages() {
     }
 }
 
+/// The address a wgmma shared-memory descriptor in the 128-byte swizzle gives element
+/// (`outer`, `k`) of a 16-bit operand (PTX ISA, "Matrix Descriptor" and the canonical
+/// SW128 layouts): K-major: rows of 64 k values, 8-row groups `sbo` apart; MN-major: k rows
+/// of 64 M (or N) values, 8-row groups `sbo` apart, 64-wide panels `lbo` apart. The start
+/// address moves by `step` bytes per k16 step; the swizzle XORs address bits [4, 7) with
+/// bits [7, 10) of the whole (1024-byte aligned) address.
+fn wgmma_sw128_byte(k_major: bool, outer: usize, k: usize, lbo: usize, sbo: usize) -> usize {
+    let (step, kk) = (k / 16, k % 16);
+    let linear = if k_major {
+        step * 32 + (outer / 8) * sbo + (outer % 8) * 128 + kk * 2
+    } else {
+        step * 2048 + (outer / 64) * lbo + (kk / 8) * sbo + (kk % 8) * 128 + (outer % 64) * 2
+    };
+    linear ^ (((linear >> 7) & 7) << 4)
+}
+
+#[test]
+fn swizzled_tiles_are_the_wgmma_descriptor_layouts() {
+    // The wgmma kernel's stage tiles (cuda/include/cubins/gemm/wgmma_kernel.cuh, WgmmaStage):
+    // TileCopy with SwizzledTile, k tiles of 64 16-bit values, descriptors with SBO = 1024
+    // bytes, LBO = 64 x 128 bytes (one panel) for MN-major tiles, k16 steps of 32 (K-major)
+    // or 2048 (MN-major) bytes. Every element must be where the descriptor reads it.
+    let t = plan::TILE_WGMMA;
+    let bk = plan::WgmmaTile::BK as usize;
+    for outer in [t.bm() as usize, t.bn as usize] {
+        for k_major in [true, false] {
+            let (rows, cols) = if k_major { (outer, bk) } else { (bk, outer) };
+            let cpr = cols * 2 / CHUNK;
+            for o in 0..outer {
+                for k in 0..bk {
+                    let (row, col) = if k_major { (o, k) } else { (k, o) };
+                    let chunk = TileLayout::Swizzled.chunk(row, col / 8, rows, cpr);
+                    let stored = chunk * CHUNK + (col % 8) * 2;
+                    let read = wgmma_sw128_byte(k_major, o, k, bk * 128, 1024);
+                    assert_eq!(
+                        stored, read,
+                        "{outer} x {bk}, k-major {k_major}: element ({o}, {k})"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn raster_visits_every_tile_once() {
     for (tiles_m, tiles_n) in [
