@@ -64,6 +64,9 @@ struct TileCoord {
   int n;
 };
 
+// Rows of tiles one raster group spans in the tiled kernels.
+constexpr int kRasterGroup = 8;
+
 CUBINS_HD TileCoord raster_grouped(int bid, int tiles_m, int tiles_n, int group) {
   const int per_group = group * tiles_n;
   const int first_m = (bid / per_group) * group;

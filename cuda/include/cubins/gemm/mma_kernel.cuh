@@ -44,9 +44,6 @@ struct MmaStage {
   static constexpr int kSmemBytes = Tile::kStages * kChunks * 16;
 };
 
-// Rows of tiles one raster group spans (see raster_grouped).
-constexpr int kRasterGroup = 8;
-
 template <class T, Layout L, class Tile>
 __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
   using Stage = MmaStage<T, L, Tile>;

@@ -56,7 +56,7 @@ template <class T, Layout L, class Tile>
 __device__ __forceinline__ void gemm_wgmma(const GemmArgs& p) {
 #if CUBINS_HAS_WGMMA
   using Stage = WgmmaStage<T, L, Tile>;
-  constexpr bool kAK = Stage::kAK, kBKm = Stage::kBK;
+  constexpr bool kAKMajor = Stage::kAK, kBKMajor = Stage::kBK;
   constexpr int BM = Tile::kBM, BN = Tile::kBN, BK = Tile::kBK, S = Tile::kStages;
   using CopyA = typename Stage::CopyA;
   using CopyB = typename Stage::CopyB;
@@ -67,7 +67,7 @@ __device__ __forceinline__ void gemm_wgmma(const GemmArgs& p) {
   if (dynamic_smem_bytes() < static_cast<unsigned>(Stage::kSmemBytes) || (smem_addr(smem) & 1023u) != 0) __trap();
 
   const int tiles_m = ceil_div(p.m, BM), tiles_n = ceil_div(p.n, BN);
-  const TileCoord tile = raster_grouped(static_cast<int>(blockIdx.x), tiles_m, tiles_n, 8);
+  const TileCoord tile = raster_grouped(static_cast<int>(blockIdx.x), tiles_m, tiles_n, kRasterGroup);
   const int m_base = tile.m * BM, n_base = tile.n * BN;
   const int tid = static_cast<int>(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const int wg = warp / 4;
@@ -78,8 +78,8 @@ __device__ __forceinline__ void gemm_wgmma(const GemmArgs& p) {
   auto stage_ptr = [&](int s) { return reinterpret_cast<uint4*>(reinterpret_cast<char*>(smem) + s * Stage::kBytes); };
   auto issue = [&](int kt) {
     uint4* sa = stage_ptr(kt % S);
-    copy_operand_tiles<T, CopyA, CopyB, kAK, kBKm>(sa, sa + Stage::kBytesA / 16, p, m_base, n_base, kt * BK, vec_a,
-                                                   vec_b, tid);
+    copy_operand_tiles<T, CopyA, CopyB, kAKMajor, kBKMajor>(sa, sa + Stage::kBytesA / 16, p, m_base, n_base,
+                                                            kt * BK, vec_a, vec_b, tid);
   };
 
   float acc[1][BN / 8][4];
@@ -90,8 +90,9 @@ __device__ __forceinline__ void gemm_wgmma(const GemmArgs& p) {
   // Descriptors of stage 0 for this warpgroup's rows of A and all of B; other stages and
   // k steps are whole-byte offsets, added to the 16-byte address field.
   const unsigned ring = smem_addr(smem);
-  const uint64_t desc_a0 = smem_descriptor(ring + Stage::panel_offset(kAK, 64 * wg), Stage::lbo(kAK), Stage::kSbo);
-  const uint64_t desc_b0 = smem_descriptor(ring + Stage::kBytesA, Stage::lbo(kBKm), Stage::kSbo);
+  const uint64_t desc_a0 =
+      smem_descriptor(ring + Stage::panel_offset(kAKMajor, 64 * wg), Stage::lbo(kAKMajor), Stage::kSbo);
+  const uint64_t desc_b0 = smem_descriptor(ring + Stage::kBytesA, Stage::lbo(kBKMajor), Stage::kSbo);
 
   // Prologue: k tiles 0 .. S - 3 in flight, one commit group each (empty past the last tile,
   // so the wait below stays uniform).
@@ -113,9 +114,9 @@ __device__ __forceinline__ void gemm_wgmma(const GemmArgs& p) {
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < BK / 16; ++ks) {
-      const uint64_t da = desc_a0 + stage_off + ((ks * Stage::k16_step(kAK)) >> 4);
-      const uint64_t db = desc_b0 + stage_off + ((ks * Stage::k16_step(kBKm)) >> 4);
-      wgmma_m64n256k16<kAK ? 0 : 1, kBKm ? 0 : 1>(d, da, db, T{});
+      const uint64_t da = desc_a0 + stage_off + ((ks * Stage::k16_step(kAKMajor)) >> 4);
+      const uint64_t db = desc_b0 + stage_off + ((ks * Stage::k16_step(kBKMajor)) >> 4);
+      wgmma_m64n256k16<kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, da, db, T{});
     }
     wgmma_commit();
     const int fill = kt + S - 2;
