@@ -680,14 +680,19 @@ fn problem(tier: Tier, layout: Layout, m: u32, n: u32, k: u32) -> Problem {
     }
 }
 
-fn picked(tier: Tier, layout: Layout, m: u32, n: u32, k: u32) -> Plan {
+/// The selector's plan for a tight problem on `device`.
+fn picked_on(device: &DeviceFacts, tier: Tier, layout: Layout, m: u32, n: u32, k: u32) -> Plan {
     plan::plan(
         &problem(tier, layout, m, n, k),
-        &H200,
+        device,
         &Choice::default(),
         false,
     )
     .expect("a plan")
+}
+
+fn picked(tier: Tier, layout: Layout, m: u32, n: u32, k: u32) -> Plan {
+    picked_on(&H200, tier, layout, m, n, k)
 }
 
 #[test]
@@ -733,16 +738,7 @@ fn selector_picks_per_shape() {
     }
     // On the sm_90a route the wgmma tile takes every 16-bit shape that fills half the SMs
     // (2048^2: 128 tiles on 132 SMs); smaller ones and decode keep their kernels.
-    let on_sm90a = |tier, layout, m, n, k| {
-        plan::plan(
-            &problem(tier, layout, m, n, k),
-            &H200_SM90A,
-            &Choice::default(),
-            false,
-        )
-        .expect("a plan")
-        .schedule
-    };
+    let on_sm90a = |tier, layout, m, n, k| picked_on(&H200_SM90A, tier, layout, m, n, k).schedule;
     for tier in [Tier::Bf16, Tier::Fp16] {
         for layout in Layout::ALL {
             for (m, n, k) in [

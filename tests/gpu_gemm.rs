@@ -711,6 +711,14 @@ fn pedantic_bits_match_the_cpu_for_every_tile_and_grid() {
 
 const DIGEST_FILE: &str = "tests/digests/gemm.txt";
 
+/// The wgmma tile forced on a shape off its tile in M, N and K, with a bias (digests and
+/// repeat runs; only where the route runs it).
+fn wgmma_tail_case(layout: Layout) -> Case {
+    Case::new(layout, 300, 520, 200)
+        .scalars(1.0, 0.0, true)
+        .schedule(Schedule::Wgmma(plan::TILE_WGMMA))
+}
+
 /// The digest cases: per tier, every layout on a full-tile shape, a tail shape and (16-bit)
 /// a decode shape, with the selector's schedule. Each yields (key, C bytes).
 fn digest_outputs(gpu: &Gpu) -> Vec<(String, Vec<u8>)> {
@@ -757,9 +765,7 @@ fn digest_outputs(gpu: &Gpu) -> Vec<(String, Vec<u8>)> {
         }
         // The wgmma tile, forced on a tail shape, where the route runs it.
         if wgmma_route(gpu).unwrap() {
-            let case = Case::new(layout, 300, 520, 200)
-                .scalars(1.0, 0.0, true)
-                .schedule(Schedule::Wgmma(plan::TILE_WGMMA));
+            let case = wgmma_tail_case(layout);
             out.push(one::<bf16, bf16>(gpu, &stream, Tier::Bf16, &case));
             out.push(one::<f16, f32>(gpu, &stream, Tier::Fp16, &case));
         }
@@ -867,10 +873,7 @@ fn repeat_runs_and_graph_replay_give_the_same_bits() {
     }
     if wgmma_route(&gpu).unwrap() {
         for layout in Layout::ALL {
-            let case = Case::new(layout, 300, 520, 200)
-                .scalars(1.0, 0.0, true)
-                .schedule(Schedule::Wgmma(plan::TILE_WGMMA));
-            repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &case);
+            repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &wgmma_tail_case(layout));
         }
     }
     // The decode kernel's shared-memory reduction too.

@@ -283,8 +283,10 @@ fn dim(v: usize) -> Result<u32, Error> {
 }
 
 /// Whether the runtime loads the wgmma kernels from an sm_90a cubin (else they are stubs).
+/// Every 16-bit call asks: the typed lookup is an index, not a search by name.
 pub fn wgmma_route(gpu: &Gpu) -> Result<bool, Error> {
-    let route = gpu.route("gemm_bf16_nn_wgmma_128x256")?;
+    let kernel = gpu.kernel::<l::GemmBf16NnWgmma128x256>()?;
+    let route = kernel.route();
     Ok(route.kind == ArtifactKind::Cubin && route.arch == "sm_90a")
 }
 
