@@ -9,16 +9,19 @@
 //!   CUDA-graph replay so the reading is the kernel's latency.
 //!
 //! Each reading's STAMP names the entry point (its tile suffix is the selector's choice); a
-//! `GEMM-STAMP` line adds the tile, grid and flags. Checks (docs/kernels/gemm.md): bf16 and
+//! `GEMM-STAMP` line adds the tile, grid and flags. Every call lends the workspace the plan
+//! asks for, so TF32 on the sm_90a route is timed with its operand pass included. Checks (docs/kernels/gemm.md): bf16 and
 //! fp16 at 4096^3 and 8192^3 >= 70% of cuBLAS, TF32 >= 70% of cuBLAS TF32, pedantic f32 >= 60%
 //! of cuBLAS pedantic fp32 (layout NN), decode M <= 16 at 4096 >= 1.2x cuBLAS (NN and NT).
 //! `--quick`: bf16 NN at 4096^3 and 8192^3 and decode M in {1, 16} at 4096.
 //! `CUBINS_GEMM_SWEEP=1`: also every bf16 schedule forced at those shapes (selector calibration).
+//! `CUBINS_GEMM_TIERS=tf32,bf16`: only those tiers (names as on the STAMP line).
 
 mod harness;
 
 use cubins::ops::gemm::{
-    gemm, plan, GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout, Schedule, Tier,
+    gemm_with_workspace, gemm_workspace_len, plan, GemmDesc, GemmInput, GemmLaunch, GemmOutput,
+    Layout, Schedule, Tier,
 };
 use cubins::runtime::{Bf16, Gpu, F16};
 use cust::memory::DeviceBuffer;
@@ -79,6 +82,7 @@ const DECODE_BAR: f64 = 1.2;
 /// `CUBINS_GEMM_SWEEP=1`: also every schedule of the tier, forced, at the checked shapes (bf16
 /// NN 4096^3 and 8192^3, decode M in {1, 16, 64, 128} at 4096), to calibrate the selector.
 const SWEEP_ENV: &str = "CUBINS_GEMM_SWEEP";
+const TIERS_ENV: &str = "CUBINS_GEMM_TIERS";
 
 /// One reading: tier, layout, (M, N, K), and a schedule forced instead of the selector's.
 #[derive(Debug, Clone, Copy)]
@@ -148,6 +152,9 @@ struct CubinsGemm<'g, T: GemmInput, O: GemmOutput> {
     host_a: Vec<u8>,
     host_b: Vec<u8>,
     sets: Vec<Set<T, O>>,
+    /// What the plan asks for (TF32 on wgmma: the rounded operands), rewritten by every
+    /// call: one for all sets.
+    workspace: DeviceBuffer<f32>,
     launch: Option<GemmLaunch>,
 }
 
@@ -198,22 +205,25 @@ where
             shape: String::new(),
             name: String::new(),
         };
+        let desc = GemmDesc {
+            choice: plan::Choice {
+                schedule: cell.schedule,
+                grid: None,
+            },
+            ..GemmDesc::new(cell.layout, shape.m, shape.n, shape.k)
+        };
+        let ws_len = gemm_workspace_len(s.gpu, spec.tier, &desc).map_err(|e| e.to_string())?;
         let mut w = CubinsGemm {
             gpu: s.gpu,
             spec,
             shape,
-            desc: GemmDesc {
-                choice: plan::Choice {
-                    schedule: cell.schedule,
-                    grid: None,
-                },
-                ..GemmDesc::new(cell.layout, shape.m, shape.n, shape.k)
-            },
+            desc,
             identity: placeholder,
             rotation,
             host_a,
             host_b,
             sets,
+            workspace: poisoned::<f32>(ws_len.max(1))?,
             launch: None,
         };
         // One launch to learn the plan (and load the module) before the timer arms.
@@ -236,11 +246,20 @@ where
                 spec.cublas.output.name()
             ),
             shape: shape.to_string(),
-            name: format!(
-                "{} ({})",
-                launch.plan.entry,
-                launch.plan.schedule.describe()
-            ),
+            // A reading of the TF32 wgmma route times the operand pass and the GEMM together.
+            name: match launch.plan.prepare {
+                Some(_) => format!(
+                    "{} + {} ({})",
+                    plan::TF32_PREPARE_ENTRY,
+                    launch.plan.entry,
+                    launch.plan.schedule.describe()
+                ),
+                None => format!(
+                    "{} ({})",
+                    launch.plan.entry,
+                    launch.plan.schedule.describe()
+                ),
+            },
         };
         w.launch = Some(launch);
         Ok(w)
@@ -248,7 +267,7 @@ where
 
     fn launch(&mut self, stream: &Stream, set: usize) -> Result<GemmLaunch> {
         let s = &mut self.sets[set];
-        gemm(
+        gemm_with_workspace(
             self.gpu,
             stream,
             self.spec.tier,
@@ -257,6 +276,7 @@ where
             &s.b,
             &mut s.c,
             None,
+            &mut self.workspace,
         )
         .map_err(|e| e.to_string())
     }
@@ -386,13 +406,26 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     let quick = s.options.quick;
 
     let sweeping = std::env::var(SWEEP_ENV).is_ok_and(|v| v == "1");
-    let tiers: &[TierSpec] = if quick {
+    let only = std::env::var(TIERS_ENV).ok();
+    let wanted = |spec: &TierSpec| {
+        only.as_deref().map_or(true, |list| {
+            list.split(',').any(|t| t.trim() == spec.tier.name())
+        })
+    };
+    let all: &[TierSpec] = if quick {
         &[BF16]
     } else {
         &[BF16, FP16, TF32, PEDANTIC]
     };
+    let tiers: Vec<TierSpec> = all.iter().copied().filter(wanted).collect();
+    if let Some(list) = &only {
+        s.say(format!(
+            "{TIERS_ENV}={list}: tiers {:?} only",
+            tiers.iter().map(|t| t.tier.name()).collect::<Vec<_>>()
+        ));
+    }
     let layouts: &[Layout] = if quick { &[Layout::NN] } else { &Layout::ALL };
-    for &spec in tiers {
+    for &spec in &tiers {
         for &layout in layouts {
             for &shape in LARGE {
                 let (m, n, k) = shape;
@@ -416,10 +449,11 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     // Decode: weight-bandwidth-bound; graph replay so launch gaps do not count.
     let graph = s.timer.graph;
     s.timer.graph = true;
-    let decode_tiers: &[TierSpec] = if quick { &[BF16] } else { &[BF16, FP16] };
+    let decode_all: &[TierSpec] = if quick { &[BF16] } else { &[BF16, FP16] };
+    let decode_tiers: Vec<TierSpec> = decode_all.iter().copied().filter(wanted).collect();
     let decode_m: &[usize] = if quick { &[1, 16] } else { DECODE_M };
     let decode_nk: &[usize] = if quick { &DECODE_NK[..1] } else { DECODE_NK };
-    for &spec in decode_tiers {
+    for &spec in &decode_tiers {
         for layout in [Layout::NN, Layout::NT] {
             for &nk in decode_nk {
                 for &m in decode_m {

@@ -363,17 +363,30 @@ fn stage_ring_waits_cover_the_tile_and_refills_only_consumed_stages() {
 }
 
 /// The address a wgmma shared-memory descriptor in the 128-byte swizzle gives element
-/// (`outer`, `k`) of a 16-bit operand (PTX ISA, "Matrix Descriptor" and the canonical
-/// SW128 layouts): K-major: rows of 64 k values, 8-row groups `sbo` apart; MN-major: k rows
-/// of 64 M (or N) values, 8-row groups `sbo` apart, 64-wide panels `lbo` apart. The start
-/// address moves by `step` bytes per k16 step; the swizzle XORs address bits [4, 7) with
-/// bits [7, 10) of the whole (1024-byte aligned) address.
-fn wgmma_sw128_byte(k_major: bool, outer: usize, k: usize, lbo: usize, sbo: usize) -> usize {
-    let (step, kk) = (k / 16, k % 16);
+/// (`outer`, `k`) of an operand of `elem`-byte values (PTX ISA, "Matrix Descriptor" and the
+/// canonical SW128 layouts): K-major: 128-byte rows of k values, 8-row groups `sbo` apart;
+/// MN-major (16-bit only): k rows of 64 M (or N) values, 8-row groups `sbo` apart, 64-wide
+/// panels `lbo` apart. One wgmma covers 32 bytes of k (k16 for 16-bit, k8 for tf32), and the
+/// start address moves per wgmma; the swizzle XORs address bits [4, 7) with bits [7, 10) of
+/// the whole (1024-byte aligned) address.
+fn wgmma_sw128_byte(
+    elem: usize,
+    k_major: bool,
+    outer: usize,
+    k: usize,
+    lbo: usize,
+    sbo: usize,
+) -> usize {
+    let k_step = 32 / elem;
+    let (step, kk) = (k / k_step, k % k_step);
     let linear = if k_major {
-        step * 32 + (outer / 8) * sbo + (outer % 8) * 128 + kk * 2
+        step * 32 + (outer / 8) * sbo + (outer % 8) * 128 + kk * elem
     } else {
-        step * 2048 + (outer / 64) * lbo + (kk / 8) * sbo + (kk % 8) * 128 + (outer % 64) * 2
+        step * k_step * 128
+            + (outer / 64) * lbo
+            + (kk / 8) * sbo
+            + (kk % 8) * 128
+            + (outer % 64) * elem
     };
     linear ^ (((linear >> 7) & 7) << 4)
 }
@@ -381,25 +394,32 @@ fn wgmma_sw128_byte(k_major: bool, outer: usize, k: usize, lbo: usize, sbo: usiz
 #[test]
 fn swizzled_tiles_are_the_wgmma_descriptor_layouts() {
     // The wgmma kernel's stage tiles (cuda/include/cubins/gemm/wgmma_kernel.cuh, WgmmaStage):
-    // TileCopy with SwizzledTile, k tiles of 64 16-bit values, descriptors with SBO = 1024
-    // bytes, LBO = 64 x 128 bytes (one panel) for MN-major tiles, k16 steps of 32 (K-major)
-    // or 2048 (MN-major) bytes. Every element must be where the descriptor reads it.
-    let t = plan::TILE_WGMMA;
-    let bk = plan::WgmmaTile::BK as usize;
-    for outer in [t.bm() as usize, t.bn as usize] {
-        for k_major in [true, false] {
-            let (rows, cols) = if k_major { (outer, bk) } else { (bk, outer) };
-            let cpr = cols * 2 / CHUNK;
-            for o in 0..outer {
-                for k in 0..bk {
-                    let (row, col) = if k_major { (o, k) } else { (k, o) };
-                    let chunk = TileLayout::Swizzled.chunk(row, col / 8, rows, cpr);
-                    let stored = chunk * CHUNK + (col % 8) * 2;
-                    let read = wgmma_sw128_byte(k_major, o, k, bk * 128, 1024);
-                    assert_eq!(
-                        stored, read,
-                        "{outer} x {bk}, k-major {k_major}: element ({o}, {k})"
-                    );
+    // TileCopy with SwizzledTile, k tiles of one 128-byte row (64 16-bit or 32 f32 values),
+    // descriptors with SBO = 1024 bytes, LBO = one panel (bk x 128 bytes) for MN-major tiles,
+    // wgmma steps of 32 bytes (K-major) or 16 rows (MN-major, 16-bit only). Every element
+    // must be where the descriptor reads it.
+    for (t, elem, majors) in [
+        (plan::TILE_WGMMA, 2, &[true, false][..]),
+        (plan::TILE_WGMMA_TF32, 4, &[true][..]),
+    ] {
+        let bk = t.bk as usize;
+        assert_eq!(bk * elem, plan::WgmmaTile::ROW_BYTES as usize);
+        let per_chunk = CHUNK / elem;
+        for outer in [t.bm() as usize, t.bn as usize] {
+            for &k_major in majors {
+                let (rows, cols) = if k_major { (outer, bk) } else { (bk, outer) };
+                let cpr = cols * elem / CHUNK;
+                for o in 0..outer {
+                    for k in 0..bk {
+                        let (row, col) = if k_major { (o, k) } else { (k, o) };
+                        let chunk = TileLayout::Swizzled.chunk(row, col / per_chunk, rows, cpr);
+                        let stored = chunk * CHUNK + (col % per_chunk) * elem;
+                        let read = wgmma_sw128_byte(elem, k_major, o, k, bk * 128, 1024);
+                        assert_eq!(
+                            stored, read,
+                            "{elem}-byte {outer} x {bk}, k-major {k_major}: element ({o}, {k})"
+                        );
+                    }
                 }
             }
         }
@@ -677,6 +697,7 @@ fn problem(tier: Tier, layout: Layout, m: u32, n: u32, k: u32) -> Problem {
         a_addr: 0,
         b_addr: 1 << 20,
         c_addr: 2 << 20,
+        workspace: None,
     }
 }
 
@@ -901,6 +922,99 @@ fn plan_flags_and_geometry() {
         "{}",
         pl.stamp_fields()
     );
+}
+
+#[test]
+fn tf32_takes_wgmma_only_with_a_workspace_on_the_sm90a_route() {
+    let with_ws = |p: Problem, bytes: u64, addr: u64| Problem {
+        workspace: Some(plan::Workspace { addr, bytes }),
+        ..p
+    };
+    for layout in Layout::ALL {
+        let (m, n, k) = (4096, 2048, 1030); // K not a multiple of 4: kp = 1032
+        let p = problem(Tier::Tf32, layout, m, n, k);
+        let need = u64::from(m + n) * 1032 * 4;
+        // Without a workspace, or on the sm_90 route, TF32 stays on mma.sync.
+        for (device, q) in [(&H200_SM90A, p), (&H200, with_ws(p, need, 1 << 30))] {
+            let pl = plan::plan(&q, device, &Choice::default(), false).unwrap();
+            assert!(matches!(pl.schedule, Schedule::Mma(_)), "{layout:?}");
+            assert_eq!((pl.prepare, pl.workspace_bytes), (None, 0));
+        }
+        let pl = plan::plan(
+            &with_ws(p, need, 1 << 30),
+            &H200_SM90A,
+            &Choice::default(),
+            false,
+        )
+        .unwrap();
+        assert_eq!(pl.schedule, Schedule::Wgmma(plan::TILE_WGMMA_TF32));
+        // One NT kernel serves every layout: it reads the operand pass's K-major copies.
+        assert_eq!(pl.entry, "gemm_tf32_nt_wgmma_128x256");
+        assert_eq!(pl.workspace_bytes, need);
+        let prep = pl.prepare.expect("an operand pass");
+        assert_eq!(prep.kp, 1032);
+        assert_eq!(prep.b_offset(m), u64::from(m) * 1032);
+        let transposed = (
+            prep.flags & plan::flags::TF32_PREPARE_A_MN_MAJOR != 0,
+            prep.flags & plan::flags::TF32_PREPARE_B_MN_MAJOR != 0,
+        );
+        assert_eq!(
+            transposed,
+            (!layout.a_k_major(), !layout.b_k_major()),
+            "{layout:?}"
+        );
+        // One block per 32 x 32 tile of both outputs.
+        assert_eq!(
+            u64::from(prep.grid),
+            u64::from((m + n) / 32) * 1032u64.div_ceil(32)
+        );
+        // The kernel reads the workspace in 16-byte chunks, whatever A and B allow.
+        let unaligned = Problem {
+            a_addr: 4,
+            b_addr: 12,
+            ..p
+        };
+        let pl = plan::plan(
+            &with_ws(unaligned, need, 1 << 30),
+            &H200_SM90A,
+            &Choice::default(),
+            false,
+        )
+        .unwrap();
+        let vec_ab = plan::flags::VEC_A | plan::flags::VEC_B;
+        assert_eq!(pl.flags & vec_ab, vec_ab);
+        assert!(pl
+            .stamp_fields()
+            .contains("prepare=\"gemm_tf32_prepare tf32-rna k-major kp=1032"));
+        // A workspace one byte short, or not 16-byte aligned, leaves the selector on mma.sync
+        // and makes a forced wgmma schedule an error that says what it needs.
+        let forced = Choice {
+            schedule: Some(Schedule::Wgmma(plan::TILE_WGMMA_TF32)),
+            grid: None,
+        };
+        for q in [
+            with_ws(p, need - 1, 1 << 30),
+            with_ws(p, need, (1 << 30) + 8),
+        ] {
+            let pl = plan::plan(&q, &H200_SM90A, &Choice::default(), false).unwrap();
+            assert!(matches!(pl.schedule, Schedule::Mma(_)));
+            let err = plan::plan(&q, &H200_SM90A, &forced, false).unwrap_err();
+            assert!(
+                matches!(&err, PlanError::Schedule { reason, .. } if reason.contains(&format!("{need} bytes"))),
+                "{err:?}"
+            );
+        }
+    }
+    // Shapes that leave half the SMs idle keep the mma.sync tiles.
+    let small = problem(Tier::Tf32, Layout::NN, 512, 512, 4096);
+    let pl = plan::plan(
+        &with_ws(small, u64::MAX, 0),
+        &H200_SM90A,
+        &Choice::default(),
+        false,
+    )
+    .unwrap();
+    assert!(matches!(pl.schedule, Schedule::Mma(_)));
 }
 
 #[test]
@@ -1188,12 +1302,16 @@ fn planned_entries() -> Vec<(String, u32, u32, u32)> {
                     Schedule::Mma(t) => t.smem_bytes(tier, layout),
                     _ => 0,
                 };
-                v.push((
+                let entry = (
                     plan::entry_name(tier, layout, &s),
                     s.threads(),
                     smem,
                     s.min_blocks(),
-                ));
+                );
+                // TF32 on wgmma: one NT entry behind every layout.
+                if !v.contains(&entry) {
+                    v.push(entry);
+                }
             }
         }
     }
@@ -1290,10 +1408,11 @@ fn every_planned_entry_is_instantiated_and_declared() {
     }
     // And nothing instantiated or declared that the planner cannot reach.
     assert_eq!(instantiated.len(), planned.len(), "{instantiated:?}");
+    // The TF32 operand pass is not a GEMM entry point (tf32_prepare_entry_matches_the_plan).
     let gemm_declared = manifest
         .kernels
         .keys()
-        .filter(|k| k.starts_with("gemm_"))
+        .filter(|k| k.starts_with("gemm_") && k.as_str() != plan::TF32_PREPARE_ENTRY)
         .count();
     assert_eq!(gemm_declared, planned.len());
 }
@@ -1351,5 +1470,38 @@ fn index_fingerprints_match_the_cuda_static_asserts() {
     ];
     for (name, value) in got {
         assert_eq!(value, constant(name), "{name}: model {value:#010x}");
+    }
+}
+
+#[test]
+fn tf32_prepare_entry_matches_the_plan() {
+    let manifest = cubins_inspect::manifest::Manifest::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/kernels.toml"),
+    )
+    .expect("kernels.toml");
+    let entry = &manifest.kernels[plan::TF32_PREPARE_ENTRY];
+    assert_eq!(entry.file, "gemm_tf32_prepare.cu");
+    assert_eq!(entry.block_sizes, vec![plan::TF32_PREPARE_BLOCK]);
+    let source = cuda_file("gemm_tf32_prepare.cu");
+    assert!(source.contains(&format!(
+        "constexpr int kTile = {};",
+        plan::TF32_PREPARE_TILE
+    )));
+    assert!(source.contains(&format!(
+        "constexpr int kRowsPerPass = {};",
+        plan::TF32_PREPARE_BLOCK / plan::TF32_PREPARE_TILE
+    )));
+    let params = cuda_file("include/cubins/params.h");
+    for (name, bit) in [
+        (
+            "CUBINS_TF32_PREPARE_A_MN_MAJOR",
+            plan::flags::TF32_PREPARE_A_MN_MAJOR,
+        ),
+        (
+            "CUBINS_TF32_PREPARE_B_MN_MAJOR",
+            plan::flags::TF32_PREPARE_B_MN_MAJOR,
+        ),
+    ] {
+        assert!(params.contains(&format!("#define {name} {bit}u")), "{name}");
     }
 }

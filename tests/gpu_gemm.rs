@@ -29,8 +29,8 @@ mod guarded;
 use common::data::{Elem, SplitMix64};
 use common::digest::{fnv1a64, hash_line, DigestFile};
 use cubins::ops::gemm::{
-    gemm, gemm_plan, plan, wgmma_route, Choice, Dtype, GemmDesc, GemmInput, GemmLaunch, GemmOutput,
-    Layout, Schedule, Tier,
+    gemm, gemm_plan, gemm_with_workspace, gemm_workspace_len, plan, wgmma_route, Choice, Dtype,
+    GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout, Schedule, Tier,
 };
 use cubins::runtime::{Bf16, Error, Gpu, F16};
 use cust::memory::DeviceBuffer;
@@ -224,22 +224,44 @@ where
             .with_leading_dims(case.lda(), case.ldb(), case.ldc())
     };
     let bias_view = bias.view();
-    let launch = gemm(
-        gpu,
-        stream,
-        tier,
-        &desc,
-        &a.view(),
-        &b.view(),
-        &mut c.view(),
-        case.bias.then_some(&bias_view),
-    )?;
+    // Every call lends the planner the workspace it asks for (TF32 on wgmma), guarded.
+    let ws_len = gemm_workspace_len(gpu, tier, &desc)?;
+    let workspace = (ws_len > 0).then(|| Guarded::<f32>::poisoned(ws_len, 0));
+    let (av, bv, mut cv) = (a.view(), b.view(), c.view());
+    let bias_arg = case.bias.then_some(&bias_view);
+    let launch = match &workspace {
+        Some(w) => gemm_with_workspace(
+            gpu,
+            stream,
+            tier,
+            &desc,
+            &av,
+            &bv,
+            &mut cv,
+            bias_arg,
+            &mut w.view(),
+        )?,
+        None => gemm(gpu, stream, tier, &desc, &av, &bv, &mut cv, bias_arg)?,
+    };
     stream.synchronize().expect("the kernel ran to completion");
     let what = format!("{} {}", launch.plan.entry, case.describe());
+    assert_eq!(
+        launch.plan.workspace_bytes,
+        ws_len as u64 * 4,
+        "{what}: the plan used another workspace than it asked for"
+    );
     assert!(
         !gpu.route(&launch.plan.entry).unwrap().is_fallback(),
         "{what}: took the PTX fallback"
     );
+    if let Some(w) = &workspace {
+        assert!(
+            !gpu.route(plan::TF32_PREPARE_ENTRY).unwrap().is_fallback(),
+            "{what}: the operand pass took the PTX fallback"
+        );
+        // Every workspace float written (the pass zero-pads its rows), nothing past it.
+        w.output(&format!("{what}: workspace"));
+    }
     for (name, g, want) in [("A", &a, &x.a), ("B", &b, &x.b)] {
         assert!(
             T::bytes(&g.read(&what)) == T::bytes(want),
@@ -397,7 +419,7 @@ where
 fn tail_shapes(s: &Schedule) -> Vec<(usize, usize, usize)> {
     match s {
         Schedule::Wgmma(t) => {
-            let (bm, bn, bk) = (t.bm() as usize, t.bn as usize, plan::WgmmaTile::BK as usize);
+            let (bm, bn, bk) = (t.bm() as usize, t.bn as usize, t.bk as usize);
             vec![
                 (bm + 3, bn + 9, 3 * bk + 5),
                 (1, 2 * bn - 7, bk - 1),
@@ -542,6 +564,23 @@ fn selector_shapes_take_the_planned_kernel_and_match() {
             &Case::new(layout, 1024, 1024, 512),
             9,
         );
+        // With the workspace `run` lends, TF32 takes wgmma after the operand pass where the
+        // sm_90a cubin runs, and mma.sync elsewhere.
+        let tf32 = parity_case::<f32, f32>(
+            &gpu,
+            &stream,
+            Tier::Tf32,
+            &Case::new(layout, 2048, 2048, 512),
+            11,
+        );
+        assert_eq!(
+            (
+                matches!(tf32.plan.schedule, Schedule::Wgmma(_)),
+                tf32.plan.prepare.is_some()
+            ),
+            (device.wgmma, device.wgmma)
+        );
+        println!("{}", tf32.stamp(&gpu).unwrap());
         parity_case::<f32, f32>(
             &gpu,
             &stream,
@@ -649,6 +688,63 @@ fn k_zero_and_empty_shapes() {
     }
 }
 
+// ------------------------------------------------------------------ tf32 rounding
+
+/// f32 -> tf32 as `cvt.rna.tf32.f32` rounds a finite value: to nearest, ties away from zero.
+fn rna_tf32(v: f32) -> f32 {
+    f32::from_bits(v.to_bits().wrapping_add(0x1000) & !0x1fff)
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn tf32_rounds_operands_to_nearest_on_every_route() {
+    // K = 1: C = rna(a) rna(b) exactly (11-bit significands multiply exactly in f32), so the
+    // bits show how each kernel rounded its operands. wgmma alone would truncate them; the
+    // operand pass must make it round like the mma.sync kernels.
+    let gpu = gpu();
+    let stream = gpu.stream().unwrap();
+    let mut schedules = vec![Schedule::Mma(plan::TILE_TF32_SMALL)];
+    if wgmma_route(&gpu).unwrap() {
+        schedules.push(Schedule::Wgmma(plan::TILE_WGMMA_TF32));
+    }
+    for layout in Layout::ALL {
+        for &s in &schedules {
+            let case = Case::new(layout, 130, 300, 1).schedule(s);
+            let x = inputs::<f32, f32>(&case, 17);
+            let ran = run::<f32, f32>(&gpu, &stream, Tier::Tf32, &case, &x).unwrap();
+            // K = 1: A's stored element (m, 0) or (0, m) is at m * lda or m; likewise B.
+            let a_at = |m: usize| {
+                x.a[if layout.a_k_major() {
+                    m * case.lda()
+                } else {
+                    m
+                }]
+            };
+            let b_at = |n: usize| {
+                x.b[if layout.b_k_major() {
+                    n * case.ldb()
+                } else {
+                    n
+                }]
+            };
+            for i in 0..case.m * case.n {
+                let (m, n) = (i / case.n, i % case.n);
+                let want = rna_tf32(a_at(m)) * rna_tf32(b_at(n));
+                assert_eq!(
+                    ran.c[i].to_bits(),
+                    want.to_bits(),
+                    "{} {}: C ({m}, {n}) = {} but rna(a) rna(b) = {want} (a = {}, b = {})",
+                    ran.launch.plan.entry,
+                    case.describe(),
+                    ran.c[i],
+                    a_at(m),
+                    b_at(n)
+                );
+            }
+        }
+    }
+}
+
 // ------------------------------------------------------------------ pedantic bits
 
 #[test]
@@ -711,12 +807,17 @@ fn pedantic_bits_match_the_cpu_for_every_tile_and_grid() {
 
 const DIGEST_FILE: &str = "tests/digests/gemm.txt";
 
-/// The wgmma tile forced on a shape off its tile in M, N and K, with a bias (digests and
-/// repeat runs; only where the route runs it).
-fn wgmma_tail_case(layout: Layout) -> Case {
+/// The wgmma tile of `tier` forced on a shape off its tile in M, N and K, with a bias
+/// (digests and repeat runs; only where the route runs it).
+fn wgmma_tail_case(tier: Tier, layout: Layout) -> Case {
+    let tile = if tier == Tier::Tf32 {
+        plan::TILE_WGMMA_TF32
+    } else {
+        plan::TILE_WGMMA
+    };
     Case::new(layout, 300, 520, 200)
         .scalars(1.0, 0.0, true)
-        .schedule(Schedule::Wgmma(plan::TILE_WGMMA))
+        .schedule(Schedule::Wgmma(tile))
 }
 
 /// The digest cases: per tier, every layout on a full-tile shape, a tail shape and (16-bit)
@@ -765,9 +866,11 @@ fn digest_outputs(gpu: &Gpu) -> Vec<(String, Vec<u8>)> {
         }
         // The wgmma tile, forced on a tail shape, where the route runs it.
         if wgmma_route(gpu).unwrap() {
-            let case = wgmma_tail_case(layout);
+            let case = wgmma_tail_case(Tier::Bf16, layout);
             out.push(one::<bf16, bf16>(gpu, &stream, Tier::Bf16, &case));
             out.push(one::<f16, f32>(gpu, &stream, Tier::Fp16, &case));
+            let case = wgmma_tail_case(Tier::Tf32, layout);
+            out.push(one::<f32, f32>(gpu, &stream, Tier::Tf32, &case));
         }
     }
     out
@@ -816,12 +919,17 @@ where
     let b = Guarded::new(&x.b, 0);
     let mut c = Guarded::new(&x.c0, 0);
     let bias = Guarded::<f32>::new(&x.bias, 0);
-    let desc = GemmDesc::new(case.layout, case.m, case.n, case.k)
-        .with_scalars(case.alpha, case.beta)
-        .with_leading_dims(case.lda(), case.ldb(), case.ldc());
-    let (av, bv, cv, biasv) = (a.view(), b.view(), c.view(), bias.view());
+    let desc = GemmDesc {
+        choice: case.choice,
+        ..GemmDesc::new(case.layout, case.m, case.n, case.k)
+            .with_scalars(case.alpha, case.beta)
+            .with_leading_dims(case.lda(), case.ldb(), case.ldc())
+    };
+    let ws_len = gemm_workspace_len(gpu, tier, &desc).unwrap();
+    let workspace = Guarded::<f32>::poisoned(ws_len.max(1), 0);
+    let (av, bv, cv, biasv, wv) = (a.view(), b.view(), c.view(), bias.view(), workspace.view());
     let enqueue = |s: &Stream| -> Result<(), Error> {
-        gemm(
+        let launch = gemm_with_workspace(
             gpu,
             s,
             tier,
@@ -830,8 +938,12 @@ where
             &bv,
             &mut cv.index(..),
             Some(&biasv),
-        )
-        .map(|_| ())
+            &mut wv.index(..),
+        )?;
+        if let Some(forced) = case.choice.schedule {
+            assert_eq!(launch.plan.schedule, forced);
+        }
+        Ok(())
     };
     let what = format!("{} {}", tier.name(), case.describe());
     let mut runs = Vec::new();
@@ -873,7 +985,8 @@ fn repeat_runs_and_graph_replay_give_the_same_bits() {
     }
     if wgmma_route(&gpu).unwrap() {
         for layout in Layout::ALL {
-            repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &wgmma_tail_case(layout));
+            repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &wgmma_tail_case(Tier::Bf16, layout));
+            repeat_and_graph::<f32, f32>(&gpu, Tier::Tf32, &wgmma_tail_case(Tier::Tf32, layout));
         }
     }
     // The decode kernel's shared-memory reduction too.
@@ -999,4 +1112,42 @@ fn bad_input_is_refused_before_launch() {
         "grid on tf32",
         "forced schedule",
     );
+    // TF32 on wgmma: a workspace short by one float, or one overlapping an operand.
+    let wgmma_tf32 = d.with_schedule(Schedule::Wgmma(plan::TILE_WGMMA_TF32));
+    let need = gemm_workspace_len(&gpu, Tier::Tf32, &wgmma_tf32).unwrap();
+    assert_eq!(need, (64 + 64) * 64);
+    let ws = DeviceBuffer::from_slice(&vec![0f32; 2 * need]).unwrap();
+    refused(
+        gemm_with_workspace(
+            &gpu,
+            &stream,
+            Tier::Tf32,
+            &wgmma_tf32,
+            &f,
+            &f,
+            &mut fc,
+            None,
+            &mut ws.index(..need - 1),
+        ),
+        "short workspace",
+        "forced schedule",
+    );
+    if wgmma_route(&gpu).unwrap() {
+        let a_in_ws = ws.index(..64 * 64);
+        refused(
+            gemm_with_workspace(
+                &gpu,
+                &stream,
+                Tier::Tf32,
+                &wgmma_tf32,
+                &a_in_ws,
+                &f,
+                &mut fc,
+                None,
+                &mut ws.index(..),
+            ),
+            "workspace over A",
+            "overlap",
+        );
+    }
 }

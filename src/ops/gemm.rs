@@ -5,10 +5,14 @@
 //! or f32), TF32 (f32 inputs rounded to tf32 on tensor cores), and pedantic f32 (FFMA, bits
 //! independent of tiling and launch geometry). [`plan`] picks the entry point and tile per
 //! shape and device; [`GemmLaunch::stamp`] puts that choice on the STAMP line with the route.
+//!
+//! [`gemm_with_workspace`] lends the planner device memory: the TF32 tier's fastest route
+//! (sm_90a) rounds A and B into it before its wgmma kernel ([`gemm_workspace_len`] says
+//! how much). Without one, TF32 runs on mma.sync.
 
 pub mod plan;
 
-pub use plan::{Choice, Dtype, Layout, Plan, PlanError, Problem, Schedule, Tier};
+pub use plan::{Choice, Dtype, Layout, Plan, PlanError, Problem, Schedule, Tier, Workspace};
 
 use super::buffer;
 use super::rows::check_disjoint;
@@ -86,10 +90,17 @@ pub struct GemmLaunch {
 }
 
 impl GemmLaunch {
-    /// The route the runtime took for the entry point, then the tile choice and the shape:
-    /// one STAMP line.
+    /// The route the runtime took for the entry point, then the tile choice and the shape
+    /// (and the route of the operand pass, where one runs): one STAMP line.
     pub fn stamp(&self, gpu: &Gpu) -> Result<String, Error> {
-        Ok(format!("{} {}", gpu.route(&self.plan.entry)?, self))
+        let mut line = format!("{} {}", gpu.route(&self.plan.entry)?, self);
+        if self.plan.prepare.is_some() {
+            line += &format!(
+                " prepare_route=\"{}\"",
+                gpu.route(plan::TF32_PREPARE_ENTRY)?
+            );
+        }
+        Ok(line)
     }
 }
 
@@ -236,6 +247,7 @@ gemm_input!(F16, Dtype::F16, u8, {
 });
 
 gemm_input!(f32, Dtype::F32, f32, {
+    "gemm_tf32_nt_wgmma_128x256" => GemmTf32NtWgmma128x256,
     "gemm_tf32_nn_128x256" => GemmTf32Nn128x256,
     "gemm_tf32_tn_128x256" => GemmTf32Tn128x256,
     "gemm_tf32_nn_128x128" => GemmTf32Nn128x128,
@@ -261,7 +273,7 @@ fn plan_error(e: &PlanError) -> Error {
         }
         PlanError::Output { .. } => "an output of the input type or f32 (f32 tiers write f32)",
         PlanError::Schedule { .. } => {
-            "a forced schedule that the tier has for this layout and that fits the problem and device"
+            "a forced schedule that the tier has for this layout and that fits the problem, device and workspace"
         }
         PlanError::GridTooLarge { .. } => "at most 2^31 - 1 output tiles",
     };
@@ -300,15 +312,37 @@ pub fn gemm_plan<T: GemmInput, O: GemmOutput>(
     c: &DeviceSlice<O>,
     bias: Option<&DeviceSlice<f32>>,
 ) -> Result<GemmLaunch, Error> {
-    if tier.input() != T::DTYPE {
-        return Err(LaunchError::Geometry {
-            kernel: "gemm",
-            requirement:
-                "inputs of the tier's type (bf16: Bf16, fp16: F16, tf32 and f32_pedantic: f32)",
-            config: LaunchConfig::linear(0, 0),
-        }
-        .into());
-    }
+    plan_on_buffers(gpu, tier, desc, a, b, c, bias, None)
+}
+
+/// Floats of workspace [`gemm_with_workspace`] uses for `desc` on this GPU when offered
+/// enough: 0 where the selected (or forced) schedule takes none.
+pub fn gemm_workspace_len(gpu: &Gpu, tier: Tier, desc: &GemmDesc) -> Result<usize, Error> {
+    let mut problem = checked_problem(tier, desc, tier.input(), [0; 3])?;
+    problem.workspace = Some(Workspace {
+        addr: 0,
+        bytes: u64::MAX,
+    });
+    let plan = plan::plan(&problem, &device_facts(gpu)?, &desc.choice, false)
+        .map_err(|e| plan_error(&e))?;
+    Ok((plan.workspace_bytes / 4) as usize)
+}
+
+fn device_facts(gpu: &Gpu) -> Result<plan::DeviceFacts, Error> {
+    Ok(plan::DeviceFacts {
+        sm_count: gpu.device().sm_count,
+        max_smem_per_block_optin: gpu.device().limits.max_smem_per_block_optin,
+        wgmma: wgmma_route(gpu)?,
+    })
+}
+
+/// The problem `desc` describes for `tier` with output type `out`, buffers at `addrs` (A, B, C).
+fn checked_problem(
+    tier: Tier,
+    desc: &GemmDesc,
+    out: Dtype,
+    [a_addr, b_addr, c_addr]: [u64; 3],
+) -> Result<Problem, Error> {
     let tight_a = if desc.layout.a_k_major() {
         desc.k
     } else {
@@ -319,7 +353,7 @@ pub fn gemm_plan<T: GemmInput, O: GemmOutput>(
     } else {
         desc.n
     };
-    let problem = Problem {
+    Ok(Problem {
         tier,
         layout: desc.layout,
         m: dim(desc.m)?,
@@ -328,18 +362,46 @@ pub fn gemm_plan<T: GemmInput, O: GemmOutput>(
         lda: dim(desc.lda.unwrap_or(tight_a.max(1)))?,
         ldb: dim(desc.ldb.unwrap_or(tight_b.max(1)))?,
         ldc: dim(desc.ldc.unwrap_or(desc.n.max(1)))?,
-        out: O::DTYPE,
-        a_addr: a.as_device_ptr().as_raw(),
-        b_addr: b.as_device_ptr().as_raw(),
-        c_addr: c.as_device_ptr().as_raw(),
-    };
-    let device = plan::DeviceFacts {
-        sm_count: gpu.device().sm_count,
-        max_smem_per_block_optin: gpu.device().limits.max_smem_per_block_optin,
-        wgmma: tier.is_16bit() && wgmma_route(gpu)?,
-    };
-    let plan =
-        plan::plan(&problem, &device, &desc.choice, bias.is_some()).map_err(|e| plan_error(&e))?;
+        out,
+        a_addr,
+        b_addr,
+        c_addr,
+        workspace: None,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan_on_buffers<T: GemmInput, O: GemmOutput>(
+    gpu: &Gpu,
+    tier: Tier,
+    desc: &GemmDesc,
+    a: &DeviceSlice<T>,
+    b: &DeviceSlice<T>,
+    c: &DeviceSlice<O>,
+    bias: Option<&DeviceSlice<f32>>,
+    workspace: Option<&DeviceSlice<f32>>,
+) -> Result<GemmLaunch, Error> {
+    if tier.input() != T::DTYPE {
+        return Err(LaunchError::Geometry {
+            kernel: "gemm",
+            requirement:
+                "inputs of the tier's type (bf16: Bf16, fp16: F16, tf32 and f32_pedantic: f32)",
+            config: LaunchConfig::linear(0, 0),
+        }
+        .into());
+    }
+    let addrs = [
+        a.as_device_ptr().as_raw(),
+        b.as_device_ptr().as_raw(),
+        c.as_device_ptr().as_raw(),
+    ];
+    let mut problem = checked_problem(tier, desc, O::DTYPE, addrs)?;
+    problem.workspace = workspace.map(|w| Workspace {
+        addr: w.as_device_ptr().as_raw(),
+        bytes: w.len() as u64 * 4,
+    });
+    let plan = plan::plan(&problem, &device_facts(gpu)?, &desc.choice, bias.is_some())
+        .map_err(|e| plan_error(&e))?;
 
     let (a_elems, b_elems, c_elems) = problem.spans();
     let (ab, bb, cb) = (buffer("a", a), buffer("b", b), buffer("c", c));
@@ -357,7 +419,16 @@ pub fn gemm_plan<T: GemmInput, O: GemmOutput>(
         bytes: c_elems * u64::from(O::DTYPE.bytes()),
         ..cb
     };
-    check_disjoint(&[touched_c], &inputs)?;
+    let mut outputs = vec![touched_c];
+    if let Some(w) = workspace.filter(|_| plan.workspace_bytes > 0) {
+        // The operand pass writes the workspace while it reads A and B.
+        let wb = buffer("workspace", w);
+        outputs.push(crate::runtime::BufferArg {
+            bytes: plan.workspace_bytes,
+            ..wb
+        });
+    }
+    check_disjoint(&outputs, &inputs)?;
     Ok(GemmLaunch { problem, plan })
 }
 
@@ -378,21 +449,89 @@ pub fn gemm<T: GemmInput, O: GemmOutput>(
     c: &mut DeviceSlice<O>,
     bias: Option<&DeviceSlice<f32>>,
 ) -> Result<GemmLaunch, Error> {
-    let launch = gemm_plan(gpu, tier, desc, a, b, c, bias)?;
+    launch_gemm(gpu, stream, tier, desc, a, b, c, bias, None)
+}
+
+/// [`gemm`] with `workspace` lent to the planner: the TF32 tier on the sm_90a route writes
+/// rounded K-major copies of A and B there ([`gemm_workspace_len`] floats, 16-byte
+/// aligned) and runs its wgmma kernel on them; a smaller workspace leaves TF32 on
+/// mma.sync. The workspace must not overlap A, B, C or the bias; its contents afterwards
+/// are unspecified. Other tiers ignore it.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_with_workspace<T: GemmInput, O: GemmOutput>(
+    gpu: &Gpu,
+    stream: &Stream,
+    tier: Tier,
+    desc: &GemmDesc,
+    a: &DeviceSlice<T>,
+    b: &DeviceSlice<T>,
+    c: &mut DeviceSlice<O>,
+    bias: Option<&DeviceSlice<f32>>,
+    workspace: &mut DeviceSlice<f32>,
+) -> Result<GemmLaunch, Error> {
+    launch_gemm(gpu, stream, tier, desc, a, b, c, bias, Some(workspace))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn launch_gemm<T: GemmInput, O: GemmOutput>(
+    gpu: &Gpu,
+    stream: &Stream,
+    tier: Tier,
+    desc: &GemmDesc,
+    a: &DeviceSlice<T>,
+    b: &DeviceSlice<T>,
+    c: &mut DeviceSlice<O>,
+    bias: Option<&DeviceSlice<f32>>,
+    workspace: Option<&mut DeviceSlice<f32>>,
+) -> Result<GemmLaunch, Error> {
+    let workspace = workspace.as_deref();
+    let launch = plan_on_buffers(gpu, tier, desc, a, b, c, bias, workspace)?;
     let (p, pl) = (&launch.problem, &launch.plan);
     if pl.grid == 0 {
         return Ok(launch); // M == 0 or N == 0: nothing to write
     }
+    let (mut a_ptr, mut b_ptr, mut lda, mut ldb) =
+        (a.as_device_ptr(), b.as_device_ptr(), p.lda, p.ldb);
+    if let (Some(prep), Some(w)) = (&pl.prepare, workspace) {
+        let ws = w.as_device_ptr();
+        if prep.grid > 0 {
+            let config = LaunchConfig::linear(prep.grid, prep.block);
+            // SAFETY: the plan checked that the workspace holds (M + N) * kp floats, is
+            // 16-byte aligned and overlaps neither A, B, C nor bias, and that A and B cover
+            // their stored spans with these leading dimensions; f32 tiers take f32 inputs.
+            unsafe {
+                gpu.kernel::<l::GemmTf32Prepare>()?.launch(
+                    stream,
+                    &config,
+                    a.as_device_ptr().cast(),
+                    b.as_device_ptr().cast(),
+                    ws,
+                    p.m as i32,
+                    p.n as i32,
+                    p.k as i32,
+                    p.lda as i32,
+                    p.ldb as i32,
+                    prep.kp as i32,
+                    prep.flags,
+                )?
+            };
+        }
+        // The GEMM kernel reads the rounded operands as layout NT.
+        a_ptr = ws.cast();
+        // SAFETY: B's rows start M * kp floats into the workspace, inside it (checked above).
+        b_ptr = unsafe { ws.offset(prep.b_offset(p.m) as isize) }.cast();
+        (lda, ldb) = (prep.kp.max(1), prep.kp.max(1));
+    }
     let args = KernelArgs::<T> {
-        a: a.as_device_ptr(),
-        b: b.as_device_ptr(),
+        a: a_ptr,
+        b: b_ptr,
         c: c.as_device_ptr().cast(),
         bias: bias.map_or(DevicePointer::null(), |s| s.as_device_ptr()),
         m: p.m as i32,
         n: p.n as i32,
         k: p.k as i32,
-        lda: p.lda as i32,
-        ldb: p.ldb as i32,
+        lda: lda as i32,
+        ldb: ldb as i32,
         ldc: p.ldc as i32,
         alpha: desc.alpha,
         beta: desc.beta,

@@ -17,3 +17,8 @@
 #define CUBINS_GEMM_VEC_B 8u
 // C may be read and written four adjacent elements at a time (base and ldc aligned for it).
 #define CUBINS_GEMM_VEC_C 16u
+
+// The TF32 operand pass (cuda/gemm_tf32_prepare.cu): bits of its `flags` argument. A (resp.
+// B) is stored MN-major (A in TN, B in NN) and is transposed on its way to the workspace.
+#define CUBINS_TF32_PREPARE_A_MN_MAJOR 1u
+#define CUBINS_TF32_PREPARE_B_MN_MAJOR 2u

@@ -69,7 +69,8 @@ pub enum Tier {
     Bf16,
     /// fp16 inputs, as `Bf16`; output fp16 or f32.
     Fp16,
-    /// f32 inputs rounded to tf32 on tensor cores (m16n8k8), f32 accumulation and output.
+    /// f32 inputs rounded to tf32 (`cvt.rna`) on tensor cores, f32 accumulation and output:
+    /// mma.sync m16n8k8, or on the sm_90a route with a workspace, wgmma after an operand pass.
     Tf32,
     /// f32 FFMA, one owner per output, k ascending: bit-identical across configurations.
     F32Pedantic,
@@ -101,7 +102,7 @@ impl Tier {
         self.input().bytes()
     }
 
-    /// bf16 or fp16 inputs: the tiers with wgmma kernels.
+    /// bf16 or fp16 inputs.
     pub fn is_16bit(self) -> bool {
         matches!(self, Tier::Bf16 | Tier::Fp16)
     }
@@ -137,12 +138,13 @@ pub struct FmaTile {
 }
 
 /// A Hopper warpgroup-MMA tile (`WgmmaTile` in `cuda/include/cubins/gemm/wgmma_kernel.cuh`):
-/// `warpgroups` x 64 rows by `bn` columns, k tiles of 64 in a `stages`-deep ring. Only the
-/// sm_90a cubin holds its real code.
+/// `warpgroups` x 64 rows by `bn` columns, k tiles of `bk` (one 128-byte row: 64 16-bit or
+/// 32 f32 values) in a `stages`-deep ring. Only the sm_90a cubin holds its real code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct WgmmaTile {
     pub warpgroups: u32,
     pub bn: u32,
+    pub bk: u32,
     pub stages: u32,
 }
 
@@ -158,7 +160,13 @@ pub struct DecodeTile {
 pub const TILE_WGMMA: WgmmaTile = WgmmaTile {
     warpgroups: 2,
     bn: 256,
+    bk: 64,
     stages: 4,
+};
+/// The same kernel on tf32 operands (`gemm_tf32_nt_wgmma_128x256`), after the operand pass.
+pub const TILE_WGMMA_TF32: WgmmaTile = WgmmaTile {
+    bk: 32,
+    ..TILE_WGMMA
 };
 pub const TILE_LARGE: MmaTile = MmaTile {
     bm: 128,
@@ -296,8 +304,8 @@ impl MmaTile {
 }
 
 impl WgmmaTile {
-    /// k per stage: one 128-byte swizzle row of 16-bit values.
-    pub const BK: u32 = 64;
+    /// Bytes of one stage row: a 128-byte swizzle row of `bk` values.
+    pub const ROW_BYTES: u32 = 128;
 
     pub fn bm(&self) -> u32 {
         64 * self.warpgroups
@@ -307,10 +315,10 @@ impl WgmmaTile {
         128 * self.warpgroups
     }
 
-    /// Dynamic shared memory of the ring (`WgmmaStage::kSmemBytes`): per stage the A and B
-    /// tiles of 16-bit values, unpadded.
+    /// Dynamic shared memory of the ring (`WgmmaStage::kSmemBytes`): per stage one 128-byte
+    /// row per row of the A tile and per column of the B tile, unpadded.
     pub fn smem_bytes(&self) -> u32 {
-        self.stages * (self.bm() + self.bn) * Self::BK * 2
+        self.stages * (self.bm() + self.bn) * Self::ROW_BYTES
     }
 
     pub fn label(&self) -> String {
@@ -364,7 +372,7 @@ impl Schedule {
                 "wgmma {}x{}x{} warpgroups={} stages={}",
                 t.bm(),
                 t.bn,
-                WgmmaTile::BK,
+                t.bk,
                 t.warpgroups,
                 t.stages
             ),
@@ -400,7 +408,7 @@ pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
             v
         }
         Tier::Tf32 => {
-            let mut v = Vec::new();
+            let mut v = vec![Schedule::Wgmma(TILE_WGMMA_TF32)];
             if layout != Layout::NT {
                 v.push(Schedule::Mma(TILE_TF32_WIDE));
             }
@@ -414,12 +422,83 @@ pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
 
 /// Entry-point name of a schedule (as in `cuda/kernels.toml`).
 pub fn entry_name(tier: Tier, layout: Layout, schedule: &Schedule) -> String {
+    let layout = if runs_tf32_prepare(tier, schedule) {
+        Layout::NT // the operand pass makes every layout NT
+    } else {
+        layout
+    };
     format!(
         "gemm_{}_{}_{}",
         tier.name(),
         layout.name(),
         schedule.label()
     )
+}
+
+/// Whether `schedule` runs after the TF32 operand pass: tf32 wgmma reads both operands
+/// K-major only and truncates, so A and B are rounded and laid out K-major first.
+pub fn runs_tf32_prepare(tier: Tier, schedule: &Schedule) -> bool {
+    tier == Tier::Tf32 && matches!(schedule, Schedule::Wgmma(_))
+}
+
+/// Entry point of the TF32 operand pass (`cuda/gemm_tf32_prepare.cu`) and its block size.
+pub const TF32_PREPARE_ENTRY: &str = "gemm_tf32_prepare";
+pub const TF32_PREPARE_BLOCK: u32 = 256;
+/// Outer rows x k values one operand-pass block handles per step.
+pub const TF32_PREPARE_TILE: u32 = 32;
+
+/// A caller-provided device buffer the plan may use: its address and size in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workspace {
+    pub addr: u64,
+    pub bytes: u64,
+}
+
+/// The TF32 operand pass a plan runs before its GEMM kernel: A and B rounded with
+/// `cvt.rna` into the workspace as K-major `[M][kp]` then `[N][kp]`, `kp` = K rounded up
+/// to 4 (16-byte rows, zero-padded); the GEMM kernel then reads them as layout NT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tf32Prepare {
+    pub kp: u32,
+    pub grid: u32,
+    pub block: u32,
+    /// `CUBINS_TF32_PREPARE_*` bits: which operands are transposed.
+    pub flags: u32,
+}
+
+impl Tf32Prepare {
+    /// The pass for `p`: one block per 32 x 32 tile of either operand's output.
+    pub fn for_problem(p: &Problem) -> Tf32Prepare {
+        let kp = p.k.next_multiple_of(4);
+        let tiles_k = u64::from(kp.div_ceil(TF32_PREPARE_TILE));
+        let tiles = (u64::from(p.m.div_ceil(TF32_PREPARE_TILE))
+            + u64::from(p.n.div_ceil(TF32_PREPARE_TILE)))
+            * tiles_k;
+        let mut f = 0;
+        if !p.layout.a_k_major() {
+            f |= flags::TF32_PREPARE_A_MN_MAJOR;
+        }
+        if !p.layout.b_k_major() {
+            f |= flags::TF32_PREPARE_B_MN_MAJOR;
+        }
+        Tf32Prepare {
+            kp,
+            // The kernel walks its tiles grid-stride: a capped grid still covers them all.
+            grid: tiles.min(i32::MAX as u64) as u32,
+            block: TF32_PREPARE_BLOCK,
+            flags: f,
+        }
+    }
+
+    /// Workspace bytes the pass writes for an M x N problem.
+    pub fn workspace_bytes(&self, m: u32, n: u32) -> u64 {
+        (u64::from(m) + u64::from(n)) * u64::from(self.kp) * 4
+    }
+
+    /// Element offset of B's rows in the workspace.
+    pub fn b_offset(&self, m: u32) -> u64 {
+        u64::from(m) * u64::from(self.kp)
+    }
 }
 
 /// One GEMM problem as the kernels see it: shapes, leading dimensions (elements) and the
@@ -440,6 +519,8 @@ pub struct Problem {
     pub a_addr: u64,
     pub b_addr: u64,
     pub c_addr: u64,
+    /// The caller's workspace, if any (the TF32 wgmma route needs one).
+    pub workspace: Option<Workspace>,
 }
 
 /// The facts about the device the selector uses.
@@ -622,6 +703,9 @@ pub mod flags {
     pub const VEC_A: u32 = 4;
     pub const VEC_B: u32 = 8;
     pub const VEC_C: u32 = 16;
+    /// The TF32 operand pass's own `flags` argument.
+    pub const TF32_PREPARE_A_MN_MAJOR: u32 = 1;
+    pub const TF32_PREPARE_B_MN_MAJOR: u32 = 2;
 }
 
 /// Everything a launch needs besides the buffers.
@@ -633,19 +717,30 @@ pub struct Plan {
     pub block: u32,
     pub dynamic_smem_bytes: u32,
     pub flags: u32,
+    /// The operand pass that runs first (TF32 on wgmma), writing the workspace.
+    pub prepare: Option<Tf32Prepare>,
+    /// Workspace bytes the plan uses (0: none).
+    pub workspace_bytes: u64,
 }
 
 impl Plan {
     /// The tile choice as it goes on a STAMP line.
     pub fn stamp_fields(&self) -> String {
-        format!(
+        let mut s = format!(
             "tile=\"{}\" grid={} block={} smem={} flags={:#x}",
             self.schedule.describe(),
             self.grid,
             self.block,
             self.dynamic_smem_bytes,
             self.flags
-        )
+        );
+        if let Some(prep) = &self.prepare {
+            s += &format!(
+                " prepare=\"{} tf32-rna k-major kp={} grid={} flags={:#x}\" workspace={}",
+                TF32_PREPARE_ENTRY, prep.kp, prep.grid, prep.flags, self.workspace_bytes
+            );
+        }
+        s
     }
 }
 
@@ -681,6 +776,18 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
             return Err("the wgmma kernels run only from the sm_90a cubin (a build with sm_90a on a compute \
                         capability 9.0 device); this route holds their trapping stubs"
                 .into())
+        }
+        s if runs_tf32_prepare(p.tier, s) => {
+            let need = Tf32Prepare::for_problem(p).workspace_bytes(p.m, p.n);
+            match p.workspace {
+                Some(w) if w.bytes >= need && w.addr % 16 == 0 => {}
+                _ => {
+                    return Err(format!(
+                        "the TF32 wgmma route needs a 16-byte aligned workspace of {need} bytes for the rounded \
+                         K-major operands (gemm_with_workspace; gemm_workspace_len says how much)"
+                    ))
+                }
+            }
         }
         Schedule::Decode(_) if !p.decode_eligible() => {
             return Err("the decode kernel needs M <= 16, layout NN or NT, K % 8 == 0, 16-byte aligned A and B with \
@@ -779,6 +886,7 @@ pub fn plan(
             })
         }
     };
+    let prepare = runs_tf32_prepare(p.tier, &schedule).then(|| Tf32Prepare::for_problem(p));
     let mut f = 0;
     if bias {
         f |= flags::BIAS;
@@ -786,10 +894,11 @@ pub fn plan(
     if p.out == Dtype::F32 {
         f |= flags::OUT_F32;
     }
-    if p.vec_a() {
+    // The operand pass writes 16-byte rows into a 16-byte aligned workspace (checked in `fits`).
+    if p.vec_a() || prepare.is_some() {
         f |= flags::VEC_A;
     }
-    if p.vec_b() {
+    if p.vec_b() || prepare.is_some() {
         f |= flags::VEC_B;
     }
     if p.vec_c() {
@@ -802,5 +911,7 @@ pub fn plan(
         block: schedule.threads(),
         dynamic_smem_bytes: smem,
         flags: f,
+        prepare,
+        workspace_bytes: prepare.map_or(0, |prep| prep.workspace_bytes(p.m, p.n)),
     })
 }

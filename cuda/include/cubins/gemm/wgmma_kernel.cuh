@@ -1,8 +1,14 @@
-// The Hopper tensor-core GEMM for 16-bit inputs (sm_90a): each warpgroup owns a 64 x BN
-// block of f32 accumulators and multiplies with wgmma.mma_async straight from shared
-// memory; the CTA's threads fill a STAGES-deep cp.async ring laid out in the 128-byte
-// swizzle that wgmma descriptors address. No fragments pass through registers, so the
-// warps spend their issue slots on copies while the tensor cores run.
+// The Hopper tensor-core GEMM (sm_90a): each warpgroup owns a 64 x BN block of f32
+// accumulators and multiplies with wgmma.mma_async straight from shared memory; the CTA's
+// threads fill a STAGES-deep cp.async ring laid out in the 128-byte swizzle that wgmma
+// descriptors address. No fragments pass through registers, so the warps spend their issue
+// slots on copies while the tensor cores run.
+//
+// A k tile is one 128-byte swizzle row per M (N) row: 64 bf16/fp16 values or 32 f32 ones,
+// and one wgmma (k16 for 16-bit, k8 for tf32) always advances 32 bytes along K, so both
+// element widths share every byte offset below. f32 operands run as tf32, which wgmma reads
+// K-major only (the NT layout) and truncates rather than rounds: the TF32 tier feeds this
+// kernel operands that cvt.rna already rounded (gemm_tf32_prepare.cu).
 #pragma once
 
 #include <cstdint>
@@ -21,34 +27,36 @@ template <int WARPGROUPS_, int BN_, int STAGES_>
 struct WgmmaTile {
   static constexpr int kWarpgroups = WARPGROUPS_;
   static constexpr int kBM = 64 * WARPGROUPS_, kBN = BN_;
-  // One 128-byte swizzle row of 16-bit k values: the swizzle atom's width.
-  static constexpr int kBK = 64;
   static constexpr int kStages = STAGES_;
   static constexpr int kThreads = 128 * WARPGROUPS_;
-  static_assert(BN_ == 256, "the accumulator block is m64n256 (wgmma_m64n256k16)");
+  static_assert(BN_ == 256, "the accumulator block is m64n256 (wgmma_m64n256)");
   static_assert(kStages >= 3, "a stage is refilled two k tiles after it was read");
 };
 
 // One pipeline stage: the A tile, then the B tile, each in SwizzledTile order (rows of eight
-// chunks for K-major tiles; 64-wide panels of BK rows for MN-major ones).
+// chunks for K-major tiles; 64-wide panels of kKTile rows for MN-major ones).
 template <class T, Layout L, class Tile>
 struct WgmmaStage {
   static constexpr bool kAK = LayoutTraits<L>::a_k_major;
   static constexpr bool kBK = LayoutTraits<L>::b_k_major;
-  using CopyA = TileCopy<T, SwizzledTile, kAK ? Tile::kBM : Tile::kBK, kAK ? Tile::kBK : Tile::kBM, Tile::kThreads>;
-  using CopyB = TileCopy<T, SwizzledTile, kBK ? Tile::kBN : Tile::kBK, kBK ? Tile::kBK : Tile::kBN, Tile::kThreads>;
+  static_assert(sizeof(T) == 2 || (kAK && kBK), "tf32 wgmma reads both operands K-major (layout NT)");
+  // k per stage: one 128-byte swizzle row (the swizzle atom's width); k per wgmma: 32 bytes.
+  static constexpr int kKTile = 128 / static_cast<int>(sizeof(T));
+  static constexpr int kKStep = 32 / static_cast<int>(sizeof(T));
+  using CopyA = TileCopy<T, SwizzledTile, kAK ? Tile::kBM : kKTile, kAK ? kKTile : Tile::kBM, Tile::kThreads>;
+  using CopyB = TileCopy<T, SwizzledTile, kBK ? Tile::kBN : kKTile, kBK ? kKTile : Tile::kBN, Tile::kThreads>;
   static constexpr int kBytesA = CopyA::kFootprint * 16;
   static constexpr int kBytes = kBytesA + CopyB::kFootprint * 16;
   static constexpr int kSmemBytes = Tile::kStages * kBytes;
   static_assert(kBytesA % 1024 == 0 && kBytes % 1024 == 0, "every tile starts on a swizzle atom (1024 B)");
 
   // Byte offsets from a tile's start: rows [r, r + 64) of a K-major tile, or M (N) columns
-  // [r, r + 64) of an MN-major tile (one 64-wide panel of BK rows), and the step per k16.
+  // [r, r + 64) of an MN-major tile (one 64-wide panel of kKTile rows), and the step per wgmma.
   static CUBINS_HD unsigned panel_offset(bool k_major, int r) {
-    return k_major ? r * 128u : (r / 64) * Tile::kBK * 128u;
+    return k_major ? r * 128u : (r / 64) * kKTile * 128u;
   }
-  static CUBINS_HD unsigned k16_step(bool k_major) { return k_major ? 32u : 16u * 128u; }
-  static CUBINS_HD unsigned lbo(bool k_major) { return k_major ? 16u : Tile::kBK * 128u; }
+  static CUBINS_HD unsigned k_step(bool k_major) { return k_major ? 32u : kKStep * 128u; }
+  static CUBINS_HD unsigned lbo(bool k_major) { return k_major ? 16u : kKTile * 128u; }
   static constexpr unsigned kSbo = 8 * 128;  // 8 rows of 128 B
 };
 
@@ -57,7 +65,7 @@ __device__ __forceinline__ void gemm_wgmma(const GemmArgs& p) {
 #if CUBINS_HAS_WGMMA
   using Stage = WgmmaStage<T, L, Tile>;
   constexpr bool kAKMajor = Stage::kAK, kBKMajor = Stage::kBK;
-  constexpr int BM = Tile::kBM, BN = Tile::kBN, BK = Tile::kBK, S = Tile::kStages;
+  constexpr int BM = Tile::kBM, BN = Tile::kBN, BK = Stage::kKTile, S = Tile::kStages;
   using CopyA = typename Stage::CopyA;
   using CopyB = typename Stage::CopyB;
 
@@ -104,7 +112,7 @@ __device__ __forceinline__ void gemm_wgmma(const GemmArgs& p) {
   // k tile kt: wait for this thread's copies of tile kt, publish them to the async proxy,
   // and pass the barrier (every thread's copies of tile kt are in; every warpgroup has
   // retired its wgmma of tile kt - 2, so that stage may be refilled). Then issue tile kt's
-  // four k16 steps, refill tile kt - 2's stage with tile kt + S - 2, and let at most one
+  // four wgmma steps, refill tile kt - 2's stage with tile kt + S - 2, and let at most one
   // wgmma group (tile kt) stay in flight.
   for (int kt = 0; kt < ktiles; ++kt) {
     cubins::cp_async_wait<S - 3>();
@@ -113,10 +121,10 @@ __device__ __forceinline__ void gemm_wgmma(const GemmArgs& p) {
     const uint64_t stage_off = static_cast<uint64_t>((kt % S) * Stage::kBytes) >> 4;
     wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < BK / 16; ++ks) {
-      const uint64_t da = desc_a0 + stage_off + ((ks * Stage::k16_step(kAKMajor)) >> 4);
-      const uint64_t db = desc_b0 + stage_off + ((ks * Stage::k16_step(kBKMajor)) >> 4);
-      wgmma_m64n256k16<kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, da, db, T{});
+    for (int ks = 0; ks < BK / Stage::kKStep; ++ks) {
+      const uint64_t da = desc_a0 + stage_off + ((ks * Stage::k_step(kAKMajor)) >> 4);
+      const uint64_t db = desc_b0 + stage_off + ((ks * Stage::k_step(kBKMajor)) >> 4);
+      wgmma_m64n256<kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, da, db, T{});
     }
     wgmma_commit();
     const int fill = kt + S - 2;
