@@ -14,3 +14,5 @@ pub const CUBINS_GEMM_VEC_B: u32 = 8;
 pub const CUBINS_GEMM_VEC_C: u32 = 16;
 pub const CUBINS_TF32_PREPARE_A_MN_MAJOR: u32 = 1;
 pub const CUBINS_TF32_PREPARE_B_MN_MAJOR: u32 = 2;
+pub const CUBINS_TF32_PREPARE_A_VEC: u32 = 4;
+pub const CUBINS_TF32_PREPARE_B_VEC: u32 = 8;

@@ -963,11 +963,18 @@ fn tf32_takes_wgmma_only_with_a_workspace_on_the_sm90a_route() {
             (!layout.a_k_major(), !layout.b_k_major()),
             "{layout:?}"
         );
-        // One block per 32 x 32 tile of both outputs.
+        // One block per 64 x 64 tile of both outputs. Tight K-major rows of 1030 floats are
+        // not whole 16-byte groups, so the pass reads those element by element; MN-major
+        // rows (4096 or 2048 floats) in 16-byte groups.
         assert_eq!(
             u64::from(prep.grid),
-            u64::from((m + n) / 32) * 1032u64.div_ceil(32)
+            u64::from((m + n) / 64) * 1032u64.div_ceil(64)
         );
+        let vec = (
+            prep.flags & plan::flags::TF32_PREPARE_A_VEC != 0,
+            prep.flags & plan::flags::TF32_PREPARE_B_VEC != 0,
+        );
+        assert_eq!(vec, transposed, "{layout:?}");
         // The kernel reads the workspace in 16-byte chunks, whatever A and B allow.
         let unaligned = Problem {
             a_addr: 4,
@@ -1488,8 +1495,8 @@ fn tf32_prepare_entry_matches_the_plan() {
         plan::TF32_PREPARE_TILE
     )));
     assert!(source.contains(&format!(
-        "constexpr int kRowsPerPass = {};",
-        plan::TF32_PREPARE_BLOCK / plan::TF32_PREPARE_TILE
+        "constexpr int kThreads = {};",
+        plan::TF32_PREPARE_BLOCK
     )));
     let params = cuda_file("include/cubins/params.h");
     for (name, bit) in [
@@ -1501,6 +1508,8 @@ fn tf32_prepare_entry_matches_the_plan() {
             "CUBINS_TF32_PREPARE_B_MN_MAJOR",
             plan::flags::TF32_PREPARE_B_MN_MAJOR,
         ),
+        ("CUBINS_TF32_PREPARE_A_VEC", plan::flags::TF32_PREPARE_A_VEC),
+        ("CUBINS_TF32_PREPARE_B_VEC", plan::flags::TF32_PREPARE_B_VEC),
     ] {
         assert!(params.contains(&format!("#define {name} {bit}u")), "{name}");
     }

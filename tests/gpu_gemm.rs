@@ -836,9 +836,14 @@ fn digest_outputs(gpu: &Gpu) -> Vec<(String, Vec<u8>)> {
         let x = inputs::<T, O>(case, seed);
         let ran = run::<T, O>(gpu, stream, tier, case, &x).unwrap();
         let arch = gpu.route(&ran.launch.plan.entry).unwrap().arch;
+        // One TF32 wgmma entry point serves every layout (after the operand pass): the key
+        // names the caller's layout too.
+        let entry = match ran.launch.plan.prepare {
+            Some(_) => format!("{}({})", ran.launch.plan.entry, case.layout.name()),
+            None => ran.launch.plan.entry.clone(),
+        };
         let key = format!(
-            "{}@{arch}:{}x{}x{}/{}{}",
-            ran.launch.plan.entry,
+            "{entry}@{arch}:{}x{}x{}/{}{}",
             case.m,
             case.n,
             case.k,

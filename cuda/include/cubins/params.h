@@ -22,3 +22,6 @@
 // B) is stored MN-major (A in TN, B in NN) and is transposed on its way to the workspace.
 #define CUBINS_TF32_PREPARE_A_MN_MAJOR 1u
 #define CUBINS_TF32_PREPARE_B_MN_MAJOR 2u
+// A (resp. B) may be read in 16-byte groups (as CUBINS_GEMM_VEC_A / _B).
+#define CUBINS_TF32_PREPARE_A_VEC 4u
+#define CUBINS_TF32_PREPARE_B_VEC 8u

@@ -445,7 +445,7 @@ pub fn runs_tf32_prepare(tier: Tier, schedule: &Schedule) -> bool {
 pub const TF32_PREPARE_ENTRY: &str = "gemm_tf32_prepare";
 pub const TF32_PREPARE_BLOCK: u32 = 256;
 /// Outer rows x k values one operand-pass block handles per step.
-pub const TF32_PREPARE_TILE: u32 = 32;
+pub const TF32_PREPARE_TILE: u32 = 64;
 
 /// A caller-provided device buffer the plan may use: its address and size in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -467,7 +467,7 @@ pub struct Tf32Prepare {
 }
 
 impl Tf32Prepare {
-    /// The pass for `p`: one block per 32 x 32 tile of either operand's output.
+    /// The pass for `p`: one block per 64 x 64 tile of either operand's output.
     pub fn for_problem(p: &Problem) -> Tf32Prepare {
         let kp = p.k.next_multiple_of(4);
         let tiles_k = u64::from(kp.div_ceil(TF32_PREPARE_TILE));
@@ -480,6 +480,12 @@ impl Tf32Prepare {
         }
         if !p.layout.b_k_major() {
             f |= flags::TF32_PREPARE_B_MN_MAJOR;
+        }
+        if p.vec_a() {
+            f |= flags::TF32_PREPARE_A_VEC;
+        }
+        if p.vec_b() {
+            f |= flags::TF32_PREPARE_B_VEC;
         }
         Tf32Prepare {
             kp,
@@ -706,6 +712,8 @@ pub mod flags {
     /// The TF32 operand pass's own `flags` argument.
     pub const TF32_PREPARE_A_MN_MAJOR: u32 = 1;
     pub const TF32_PREPARE_B_MN_MAJOR: u32 = 2;
+    pub const TF32_PREPARE_A_VEC: u32 = 4;
+    pub const TF32_PREPARE_B_VEC: u32 = 8;
 }
 
 /// Everything a launch needs besides the buffers.
