@@ -597,27 +597,44 @@ fn mma_tf32_emulation_matches_reference() {
     }
 }
 
+/// The decode variants the planner has for `layout` (16-bit tiers).
+fn decode_tiles(layout: Layout) -> Vec<plan::DecodeTile> {
+    plan::schedules(Tier::Bf16, layout)
+        .into_iter()
+        .filter_map(|s| match s {
+            Schedule::Decode(d) => Some(d),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn decode_emulation_matches_reference() {
-    let unroll = decode_unroll_from_cuda();
     for layout in [Layout::NT, Layout::NN] {
-        for warps in [plan::DECODE_W8.warps, plan::DECODE_W16.warps] {
+        let tiles = decode_tiles(layout);
+        assert_eq!(tiles.len(), 3, "{layout:?}");
+        for tile in tiles {
+            // One and two n8 tiles of rows, N and K tails, K = 8 (one lane group of one
+            // step), more column blocks than the stagger's 16 offsets.
             for (i, (m, n, k)) in [
                 (1, 64, 32),
                 (16, 96, 8 * 37),
                 (5, 36, 1024 + 40),
                 (9, 100, 72),
+                (8, 43, 8),
+                (3, 341, 4104),
             ]
             .into_iter()
             .enumerate()
             {
                 let n = if layout == Layout::NN { n / 4 * 4 } else { n };
                 let p = int_problem(MmaKind::Bf16, layout, m, n, k, 40 + i as u64);
-                let got = emulate_decode(&p, warps as usize, unroll);
+                let got = emulate_decode(&p, &tile);
                 assert_eq!(
                     got,
                     p.reference(),
-                    "{layout:?} warps {warps} m {m} n {n} k {k}"
+                    "{layout:?} {} m {m} n {n} k {k}",
+                    tile.label()
                 );
             }
         }
@@ -733,18 +750,27 @@ fn selector_picks_per_shape() {
             assert_eq!(mma(&picked(tier, layout, 128, 4096, 4096)), (64, 64));
             assert_eq!(mma(&picked(tier, layout, 64, 8192, 8192)), (64, 64));
         }
-        for layout in [Layout::NN, Layout::NT] {
-            for m in [1, 8, 16] {
-                assert_eq!(
-                    picked(tier, layout, m, 4096, 4096).schedule,
-                    Schedule::Decode(plan::DECODE_W16),
-                    "{m}"
-                );
-                assert_eq!(
-                    picked(tier, layout, m, 8192, 8192).schedule,
-                    Schedule::Decode(plan::DECODE_W8),
-                    "{m}"
-                );
+        // Decode: by layout and M where N / 32 blocks fit the SMs, else the 8-warp kernel.
+        for (layout, one_row_tile, two_row_tiles) in [
+            (Layout::NT, plan::DECODE_NT_N16W8, plan::DECODE_NT_N32W16),
+            (Layout::NN, plan::DECODE_NN_N32W24, plan::DECODE_NN_N32W16),
+        ] {
+            for m in [1, 2, 8, 9, 16] {
+                let want = if m <= 8 { one_row_tile } else { two_row_tiles };
+                for n in [4096, 4224, 64, 4104] {
+                    assert_eq!(
+                        picked(tier, layout, m, n, 4096).schedule,
+                        Schedule::Decode(want),
+                        "{layout:?} m {m} n {n}"
+                    );
+                }
+                for n in [4232, 8192] {
+                    assert_eq!(
+                        picked(tier, layout, m, n, n).schedule,
+                        Schedule::Decode(plan::DECODE_N32W8),
+                        "{layout:?} m {m} n {n}"
+                    );
+                }
             }
         }
         // TN has no decode kernel: A would be read as [K][M].
@@ -783,7 +809,11 @@ fn selector_picks_per_shape() {
         }
         assert_eq!(
             on_sm90a(tier, Layout::NN, 8, 4096, 4096),
-            Schedule::Decode(plan::DECODE_W16)
+            Schedule::Decode(plan::DECODE_NN_N32W24)
+        );
+        assert_eq!(
+            on_sm90a(tier, Layout::NT, 16, 4096, 4096),
+            Schedule::Decode(plan::DECODE_NT_N32W16)
         );
     }
     for tier in [Tier::Tf32, Tier::F32Pedantic] {
@@ -922,6 +952,22 @@ fn plan_flags_and_geometry() {
         "{}",
         pl.stamp_fields()
     );
+    // Decode: one block per `bn` columns, no dynamic shared memory, every variant parameter
+    // on the STAMP line.
+    let d = picked(Tier::Bf16, Layout::NT, 1, 4100, 4096);
+    assert_eq!(d.entry, "gemm_bf16_nt_decode_n16w8");
+    assert_eq!((d.grid, d.block, d.dynamic_smem_bytes), (257, 256, 0));
+    assert!(
+        d.stamp_fields().contains(
+            "tile=\"decode n16 k-split-warps=8 unroll=4 rounds=single loads=nc.L2::256B stagger=on \
+             min-blocks=2\""
+        ),
+        "{}",
+        d.stamp_fields()
+    );
+    let d = picked(Tier::Fp16, Layout::NN, 16, 4104, 4096);
+    assert_eq!(d.entry, "gemm_fp16_nn_decode_n32w16");
+    assert_eq!((d.grid, d.block), (129, 512));
 }
 
 #[test]
@@ -1086,21 +1132,32 @@ fn plan_rejects_bad_problems() {
         ),
         Err(PlanError::Output { .. })
     ));
-    let decode_on_tn = plan::plan(
-        &Problem {
+    let forced_decode = |p: Problem, d: plan::DecodeTile| {
+        let choice = Choice {
+            schedule: Some(Schedule::Decode(d)),
+            grid: None,
+        };
+        plan::plan(&p, &H200, &choice, false)
+    };
+    let decode_on_tn = forced_decode(
+        Problem {
             layout: Layout::TN,
             ..p
         },
-        &H200,
-        &Choice {
-            schedule: Some(Schedule::Decode(plan::DECODE_W8)),
-            grid: None,
-        },
-        false,
+        plan::DECODE_N32W8,
     );
     assert!(
         matches!(decode_on_tn, Err(PlanError::Schedule { .. })),
         "{decode_on_tn:?}"
+    );
+    // A variant exists for the layouts it is instantiated in only (16 columns: NT).
+    let nt_variant_on_nn = forced_decode(
+        problem(Tier::Bf16, Layout::NN, 8, 64, 64),
+        plan::DECODE_NT_N16W8,
+    );
+    assert!(
+        matches!(&nt_variant_on_nn, Err(PlanError::Schedule { reason, .. }) if reason.contains("no decode_n16w8")),
+        "{nt_variant_on_nn:?}"
     );
     let big = plan::plan(
         &problem(Tier::Bf16, Layout::NN, 4096, 4096, 64),
@@ -1224,15 +1281,6 @@ fn template_args(text: &str, alias: &str) -> Vec<u32> {
         .collect()
 }
 
-fn decode_unroll_from_cuda() -> usize {
-    let text = cuda_file("include/cubins/gemm/tiles.cuh");
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("#define CUBINS_GEMM_DECODE_UNROLL"))
-        .expect("the unroll macro");
-    line.split_whitespace().last().unwrap().parse().unwrap()
-}
-
 #[test]
 fn planner_tiles_match_the_cuda_instantiations() {
     let text = cuda_file("include/cubins/gemm/tiles.cuh");
@@ -1281,6 +1329,26 @@ fn planner_tiles_match_the_cuda_instantiations() {
         template_args(&text, "TileFmaSmall"),
         fma(&plan::TILE_FMA_SMALL)
     );
+    let decode = |t: &plan::DecodeTile| {
+        vec![
+            t.bn,
+            t.warps,
+            t.unroll,
+            u32::from(t.l2_prefetch),
+            u32::from(t.stagger),
+            u32::from(t.double_buffer),
+            t.min_blocks,
+        ]
+    };
+    for (alias, tile) in [
+        ("DecodeN32W8", plan::DECODE_N32W8),
+        ("DecodeNtN16W8", plan::DECODE_NT_N16W8),
+        ("DecodeNtN32W16", plan::DECODE_NT_N32W16),
+        ("DecodeNnN32W24", plan::DECODE_NN_N32W24),
+        ("DecodeNnN32W16", plan::DECODE_NN_N32W16),
+    ] {
+        assert_eq!(template_args(&text, alias), decode(&tile), "{alias}");
+    }
 }
 
 /// First arguments of the `CUBINS_GEMM_*_ENTRY(` lines of a kernel source; names written as

@@ -434,7 +434,19 @@ fn tail_shapes(s: &Schedule) -> Vec<(usize, usize, usize)> {
                 (bm * 2, bn, 2 * bk),
             ]
         }
-        Schedule::Decode(_) => vec![(1, 96, 64), (13, 200, 520), (16, 4096, 1024)],
+        Schedule::Decode(d) => {
+            // M = 1, 3, 8 (one n8 tile of rows), 9, 16 (two); N off the block's columns
+            // (multiples of 4 for NN); K = 8 (one lane group of one step) and 4104 (a partial
+            // last step) with more column blocks than the stagger's 16 offsets.
+            let bn = d.bn as usize;
+            vec![
+                (1, 2 * bn + 4, 8),
+                (3, 17 * bn + 12, 4104),
+                (8, 3 * bn - 4, 520),
+                (9, bn + 4, 72),
+                (16, 4096, 1024),
+            ]
+        }
         Schedule::Fma(t) => {
             let (bm, bn, bk) = (t.bm as usize, t.bn as usize, t.bk as usize);
             vec![
@@ -994,8 +1006,13 @@ fn repeat_runs_and_graph_replay_give_the_same_bits() {
             repeat_and_graph::<f32, f32>(&gpu, Tier::Tf32, &wgmma_tail_case(Tier::Tf32, layout));
         }
     }
-    // The decode kernel's shared-memory reduction too.
-    repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &Case::new(Layout::NT, 16, 4096, 4096));
+    // The decode kernels' shared-memory reduction too: each variant the selector takes
+    // (NT and NN, M = 1 and 16 at N = 4096; N = 8192 takes the 8-warp kernel).
+    for layout in [Layout::NT, Layout::NN] {
+        for (m, n) in [(1, 4096), (16, 4096), (1, 8192)] {
+            repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &Case::new(layout, m, n, 4096));
+        }
+    }
 }
 
 // ------------------------------------------------------------------ refusals
@@ -1094,7 +1111,8 @@ fn bad_input_is_refused_before_launch() {
             &gpu,
             &stream,
             Tier::Bf16,
-            &GemmDesc::new(Layout::TN, 8, 64, 64).with_schedule(Schedule::Decode(plan::DECODE_W8)),
+            &GemmDesc::new(Layout::TN, 8, 64, 64)
+                .with_schedule(Schedule::Decode(plan::DECODE_N32W8)),
             &a,
             &b,
             &mut c,

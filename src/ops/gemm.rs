@@ -224,10 +224,12 @@ gemm_input!(Bf16, Dtype::Bf16, u8, {
     "gemm_bf16_nn_64x64" => GemmBf16Nn64x64,
     "gemm_bf16_tn_64x64" => GemmBf16Tn64x64,
     "gemm_bf16_nt_64x64" => GemmBf16Nt64x64,
-    "gemm_bf16_nn_decode_w8" => GemmBf16NnDecodeW8,
-    "gemm_bf16_nt_decode_w8" => GemmBf16NtDecodeW8,
-    "gemm_bf16_nn_decode_w16" => GemmBf16NnDecodeW16,
-    "gemm_bf16_nt_decode_w16" => GemmBf16NtDecodeW16,
+    "gemm_bf16_nt_decode_n16w8" => GemmBf16NtDecodeN16w8,
+    "gemm_bf16_nt_decode_n32w16" => GemmBf16NtDecodeN32w16,
+    "gemm_bf16_nt_decode_n32w8" => GemmBf16NtDecodeN32w8,
+    "gemm_bf16_nn_decode_n32w24" => GemmBf16NnDecodeN32w24,
+    "gemm_bf16_nn_decode_n32w16" => GemmBf16NnDecodeN32w16,
+    "gemm_bf16_nn_decode_n32w8" => GemmBf16NnDecodeN32w8,
 });
 
 gemm_input!(F16, Dtype::F16, u8, {
@@ -243,10 +245,12 @@ gemm_input!(F16, Dtype::F16, u8, {
     "gemm_fp16_nn_64x64" => GemmFp16Nn64x64,
     "gemm_fp16_tn_64x64" => GemmFp16Tn64x64,
     "gemm_fp16_nt_64x64" => GemmFp16Nt64x64,
-    "gemm_fp16_nn_decode_w8" => GemmFp16NnDecodeW8,
-    "gemm_fp16_nt_decode_w8" => GemmFp16NtDecodeW8,
-    "gemm_fp16_nn_decode_w16" => GemmFp16NnDecodeW16,
-    "gemm_fp16_nt_decode_w16" => GemmFp16NtDecodeW16,
+    "gemm_fp16_nt_decode_n16w8" => GemmFp16NtDecodeN16w8,
+    "gemm_fp16_nt_decode_n32w16" => GemmFp16NtDecodeN32w16,
+    "gemm_fp16_nt_decode_n32w8" => GemmFp16NtDecodeN32w8,
+    "gemm_fp16_nn_decode_n32w24" => GemmFp16NnDecodeN32w24,
+    "gemm_fp16_nn_decode_n32w16" => GemmFp16NnDecodeN32w16,
+    "gemm_fp16_nn_decode_n32w8" => GemmFp16NnDecodeN32w8,
 });
 
 gemm_input!(f32, Dtype::F32, f32, {

@@ -9,7 +9,7 @@ use super::model::{
     decode_column, epilogue_quad, epilogue_slot, execute, fma_owned, load_a, load_b_pair, mma,
     raster_grouped, tf32_round, touched, MmaKind, MmaStage, MmaTileModel, CHUNK, EPILOGUE_PAD,
 };
-use super::plan::{Layout, RASTER_GROUP};
+use super::plan::{DecodeTile, Layout, RASTER_GROUP};
 
 /// A row-major matrix of raw little-endian elements, as it lies in device memory.
 #[derive(Debug, Clone)]
@@ -433,10 +433,12 @@ fn words<const N: usize>(s: &Stored, r: usize, c: usize) -> [u32; N] {
     std::array::from_fn(|w| s.bits(r, c + 2 * w) | (s.bits(r, c + 2 * w + 1) << 16))
 }
 
-/// Emulates `gemm_decode<T, L, WARPS, UNROLL>` (decode_kernel.cuh): accumulators of every
-/// output (alpha = 1, beta = 0, no bias). Also asserts that each weight element is loaded
-/// exactly once.
-pub fn emulate_decode(p: &EmuProblem, warps: usize, unroll: usize) -> Vec<f64> {
+/// Emulates `gemm_decode<T, L, Tile>` (decode_kernel.cuh) for the variant `tile`:
+/// accumulators of every output (alpha = 1, beta = 0, no bias), with one n8 tile of rows for
+/// M <= 8 and two above, as the kernel picks. Walk position `s` of column block `c` reads
+/// physical step `(s + shift) % steps` (the stagger); warp `w` takes the positions of its
+/// rounds in order. Also asserts that each weight element is loaded exactly once.
+pub fn emulate_decode(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
     assert!(matches!(p.kind, MmaKind::Bf16 | MmaKind::Fp16));
     let nt = match p.layout {
         Layout::NT => true,
@@ -447,6 +449,10 @@ pub fn emulate_decode(p: &EmuProblem, warps: usize, unroll: usize) -> Vec<f64> {
         p.m <= 16 && p.k % 8 == 0 && (nt || p.n % 4 == 0),
         "outside the decode kernel's domain"
     );
+    let (bn, warps, unroll) = (tile.bn as usize, tile.warps as usize, tile.unroll as usize);
+    let ni = bn / 16;
+    assert!(nt || ni == 2, "NN: 32 columns per block");
+    let mt_count = if p.m <= 8 { 1 } else { 2 };
     let steps = p.k.div_ceil(32);
     let mut out = Outputs::new(p.m, p.n);
     let mut w_loads = vec![0u32; p.n * p.k];
@@ -456,21 +462,29 @@ pub fn emulate_decode(p: &EmuProblem, warps: usize, unroll: usize) -> Vec<f64> {
             w_loads[nn * p.k + kk] += 1;
         }
     };
-    for block in 0..p.n.div_ceil(32) {
-        let n_block = block * 32;
-        let mut partial = vec![[[0.0f64; 32]; 16]; warps];
+    for block in 0..p.n.div_ceil(bn) {
+        let n_block = block * bn;
+        let shift = if tile.stagger {
+            (block % 16) * steps / 16
+        } else {
+            0
+        };
+        let nacc = ni * mt_count * 4;
+        let mut partial = vec![vec![[0.0f64; 32]; nacc]; warps];
         for (warp, partial) in partial.iter_mut().enumerate() {
-            let mut acc = [[[[0.0f64; 4]; 32]; 2]; 2];
-            let mut s0 = warp;
-            while s0 < steps {
+            let mut acc = vec![vec![[[0.0f64; 4]; 32]; mt_count]; ni];
+            let position = |j: usize, u: usize| (j * unroll + u) * warps + warp;
+            let mut j = 0;
+            while position(j, 0) < steps {
                 for u in 0..unroll {
-                    let s = s0 + u * warps;
-                    let mut a_regs = [[[0u32; 4]; 32]; 2];
-                    let mut b_nt = [[[[0u32; 4]; 32]; 2]; 2];
+                    let s = position(j, u);
+                    let phys = (s + shift) % steps;
+                    let mut a_regs = vec![[[0u32; 4]; 32]; mt_count];
+                    let mut b_nt = vec![[[[0u32; 4]; 32]; 2]; ni];
                     let mut b_nn = [[[0u32; 2]; 32]; 8];
                     for lane in 0..32 {
                         let (g, t) = (lane / 4, lane % 4);
-                        let k = s * 32 + 8 * t;
+                        let k = phys * 32 + 8 * t;
                         let k_in = s < steps && k < p.k;
                         for (mt, regs) in a_regs.iter_mut().enumerate() {
                             let m = g + 8 * mt;
@@ -479,8 +493,8 @@ pub fn emulate_decode(p: &EmuProblem, warps: usize, unroll: usize) -> Vec<f64> {
                             }
                         }
                         if nt {
-                            for (i, tile) in b_nt.iter_mut().enumerate() {
-                                for (h2, rows) in tile.iter_mut().enumerate() {
+                            for (i, tile_rows) in b_nt.iter_mut().enumerate() {
+                                for (h2, rows) in tile_rows.iter_mut().enumerate() {
                                     let n = n_block + 16 * i + 8 * h2 + g;
                                     if k_in && n < p.n {
                                         rows[lane] = words::<4>(&p.b, n, k);
@@ -499,15 +513,14 @@ pub fn emulate_decode(p: &EmuProblem, warps: usize, unroll: usize) -> Vec<f64> {
                         }
                     }
                     for h in 0..2 {
-                        let mut a_ops = [[[0u32; 4]; 32]; 2];
+                        let mut a_ops = vec![[[0u32; 4]; 32]; ni];
                         for lane in 0..32 {
                             for (i, ops) in a_ops.iter_mut().enumerate() {
                                 ops[lane] = if nt {
                                     let (r0, r1) = (b_nt[i][0][lane], b_nt[i][1][lane]);
                                     [r0[2 * h], r1[2 * h], r0[2 * h + 1], r1[2 * h + 1]]
                                 } else {
-                                    let j = i;
-                                    let row = |q: usize| b_nn[4 * h + q][lane][j];
+                                    let row = |q: usize| b_nn[4 * h + q][lane][i];
                                     [
                                         byte_perm(row(0), row(1), 0x5410),
                                         byte_perm(row(0), row(1), 0x7632),
@@ -526,25 +539,26 @@ pub fn emulate_decode(p: &EmuProblem, warps: usize, unroll: usize) -> Vec<f64> {
                         }
                     }
                 }
-                s0 += warps * unroll;
+                j += 1;
             }
             for (i, per_mt) in acc.iter().enumerate() {
                 for (mt, frag) in per_mt.iter().enumerate() {
                     for (lane, regs) in frag.iter().enumerate() {
                         for (r, &v) in regs.iter().enumerate() {
-                            partial[(i * 2 + mt) * 4 + r][lane] = v;
+                            partial[(i * mt_count + mt) * 4 + r][lane] = v;
                         }
                     }
                 }
             }
         }
-        for idx in 0..16 * 32 {
+        // Warps summed in order 0, 1, ... (exact here: small integers).
+        for idx in 0..nacc * 32 {
             let (v, ln) = (idx >> 5, idx & 31);
-            let sum: f64 = partial.iter().map(|w| w[v][ln]).sum();
-            let (i, mt, r) = (v >> 3, (v >> 2) & 1, v & 3);
-            let row = (ln >> 2) + 8 * (r >> 1);
+            let (i, mt, r) = (v / (mt_count * 4), (v >> 2) % mt_count, v & 3);
             let m = 8 * mt + 2 * (ln & 3) + (r & 1);
+            let row = (ln >> 2) + 8 * (r >> 1);
             let n = n_block + decode_column(nt, i, row);
+            let sum: f64 = partial.iter().map(|w| w[v][ln]).sum();
             if m < p.m && n < p.n {
                 out.write(m, n, sum);
             }

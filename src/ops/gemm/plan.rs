@@ -148,11 +148,23 @@ pub struct WgmmaTile {
     pub stages: u32,
 }
 
-/// The decode kernel (`cuda/include/cubins/gemm/decode_kernel.cuh`): 32 columns of C per
-/// block, `warps` warps splitting K.
+/// A decode kernel variant (`DecodeTile` in `cuda/include/cubins/gemm/decode_kernel.cuh`,
+/// instantiated in `tiles.cuh`): `bn` columns of C per block, `warps` warps splitting K in
+/// 32-wide steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DecodeTile {
+    /// Columns of C per block: 16 (NT only) or 32.
+    pub bn: u32,
     pub warps: u32,
+    /// Steps each warp loads per round before it issues their mma.
+    pub unroll: u32,
+    /// Weight loads `ld.global.nc.L1::no_allocate.L2::256B` (else `ld.global.cs`).
+    pub l2_prefetch: bool,
+    /// Column block `c` starts its K walk at step `(c % 16) * steps / 16` (and wraps).
+    pub stagger: bool,
+    /// Two register sets: the loads of the next round are issued before this round's mma.
+    pub double_buffer: bool,
+    /// Blocks per SM the kernel's `__launch_bounds__` and contract promise.
     pub min_blocks: u32,
 }
 
@@ -249,19 +261,62 @@ pub const TILE_FMA_SMALL: FmaTile = FmaTile {
     tn: 4,
     min_blocks: 4,
 };
-pub const DECODE_W8: DecodeTile = DecodeTile {
+/// NN and NT where `N / 32` exceeds the SM count (N = 8192 on the H200).
+pub const DECODE_N32W8: DecodeTile = DecodeTile {
+    bn: 32,
     warps: 8,
+    unroll: 3,
+    l2_prefetch: false,
+    stagger: false,
+    double_buffer: false,
     min_blocks: 2,
 };
-pub const DECODE_W16: DecodeTile = DecodeTile {
+/// NT, M <= 8.
+pub const DECODE_NT_N16W8: DecodeTile = DecodeTile {
+    bn: 16,
+    warps: 8,
+    unroll: 4,
+    l2_prefetch: true,
+    stagger: true,
+    double_buffer: false,
+    min_blocks: 2,
+};
+/// NT, M > 8.
+pub const DECODE_NT_N32W16: DecodeTile = DecodeTile {
+    bn: 32,
     warps: 16,
+    unroll: 1,
+    l2_prefetch: true,
+    stagger: true,
+    double_buffer: true,
+    min_blocks: 1,
+};
+/// NN, M <= 8.
+pub const DECODE_NN_N32W24: DecodeTile = DecodeTile {
+    bn: 32,
+    warps: 24,
+    unroll: 2,
+    l2_prefetch: true,
+    stagger: false,
+    double_buffer: false,
+    min_blocks: 1,
+};
+/// NN, M > 8.
+pub const DECODE_NN_N32W16: DecodeTile = DecodeTile {
+    bn: 32,
+    warps: 16,
+    unroll: 4,
+    l2_prefetch: true,
+    stagger: false,
+    double_buffer: false,
     min_blocks: 1,
 };
 
-/// Columns of C one decode block owns, k per decode step, largest M the decode kernel takes.
-pub const DECODE_BLOCK_N: u32 = 32;
+/// k per decode step, largest M the decode kernel takes, largest M it computes with one n8
+/// tile of rows (it picks one or two at run time).
 pub const DECODE_STEP_K: u32 = 32;
 pub const DECODE_MAX_M: u32 = 16;
+pub const DECODE_ONE_ROW_TILE_M: u32 = 8;
 /// Rows of tiles a raster group spans (`kRasterGroup`).
 pub const RASTER_GROUP: u32 = 8;
 
@@ -326,6 +381,35 @@ impl WgmmaTile {
     }
 }
 
+impl DecodeTile {
+    pub fn label(&self) -> String {
+        format!("decode_n{}w{}", self.bn, self.warps)
+    }
+
+    /// Every parameter, for STAMP lines: `decode n16 k-split-warps=8 unroll=4 rounds=single
+    /// loads=nc.L2::256B stagger=on min-blocks=2`.
+    pub fn describe(&self) -> String {
+        format!(
+            "decode n{} k-split-warps={} unroll={} rounds={} loads={} stagger={} min-blocks={}",
+            self.bn,
+            self.warps,
+            self.unroll,
+            if self.double_buffer {
+                "double-buffered"
+            } else {
+                "single"
+            },
+            if self.l2_prefetch {
+                "nc.L2::256B"
+            } else {
+                "cs"
+            },
+            if self.stagger { "on" } else { "off" },
+            self.min_blocks
+        )
+    }
+}
+
 impl FmaTile {
     pub fn threads(&self) -> u32 {
         (self.bm / self.tm) * (self.bn / self.tn)
@@ -355,12 +439,12 @@ impl Schedule {
         }
     }
 
-    /// The suffix of the entry-point name: `128x256`, `decode_w16`.
+    /// The suffix of the entry-point name: `128x256`, `decode_n16w8`.
     pub fn label(&self) -> String {
         match self {
             Schedule::Wgmma(t) => t.label(),
             Schedule::Mma(t) => t.label(),
-            Schedule::Decode(d) => format!("decode_w{}", d.warps),
+            Schedule::Decode(d) => d.label(),
             Schedule::Fma(t) => t.label(),
         }
     }
@@ -380,7 +464,7 @@ impl Schedule {
                 "mma {}x{}x{} warps={}x{} stages={}",
                 t.bm, t.bn, t.bk, t.warps_m, t.warps_n, t.stages
             ),
-            Schedule::Decode(d) => format!("decode n{} k-split-warps={}", DECODE_BLOCK_N, d.warps),
+            Schedule::Decode(d) => d.describe(),
             Schedule::Fma(t) => format!("ffma {}x{}x{} thread={}x{}", t.bm, t.bn, t.bk, t.tm, t.tn),
         }
     }
@@ -401,10 +485,13 @@ pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
                 Schedule::Mma(TILE_MEDIUM),
                 Schedule::Mma(TILE_SMALL),
             ];
-            if layout != Layout::TN {
-                v.push(Schedule::Decode(DECODE_W16));
-                v.push(Schedule::Decode(DECODE_W8));
-            }
+            // TN has no decode kernel: A would be read as [K][M].
+            let decode: &[DecodeTile] = match layout {
+                Layout::NT => &[DECODE_NT_N16W8, DECODE_NT_N32W16, DECODE_N32W8],
+                Layout::NN => &[DECODE_NN_N32W24, DECODE_NN_N32W16, DECODE_N32W8],
+                Layout::TN => &[],
+            };
+            v.extend(decode.iter().copied().map(Schedule::Decode));
             v
         }
         Tier::Tf32 => {
@@ -818,9 +905,7 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
         .collect();
     let sms = u64::from(device.sm_count.max(1));
     if fitting.iter().any(|s| matches!(s, Schedule::Decode(_))) {
-        let blocks = u64::from(p.n.div_ceil(DECODE_BLOCK_N));
-        // Few column blocks: more warps per block to keep enough loads in flight per SM.
-        return Schedule::Decode(if blocks <= sms { DECODE_W16 } else { DECODE_W8 });
+        return Schedule::Decode(select_decode(p, sms));
     }
     let tiled: Vec<&Schedule> = fitting
         .iter()
@@ -841,6 +926,22 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
     }
     // Every tier has a smallest tile that fits any device of sm_80 or later.
     **tiled.last().expect("every tier has a tile that fits")
+}
+
+/// The decode variant for `p` (docs/kernels/gemm.md, run16 on the H200): with more 32-column
+/// blocks than SMs the 8-warp kernel, two blocks per SM; else by layout and by whether one n8
+/// tile of rows holds M.
+fn select_decode(p: &Problem, sms: u64) -> DecodeTile {
+    if u64::from(p.n.div_ceil(DECODE_N32W8.bn)) > sms {
+        return DECODE_N32W8;
+    }
+    let one_row_tile = p.m <= DECODE_ONE_ROW_TILE_M;
+    match (p.layout, one_row_tile) {
+        (Layout::NT, true) => DECODE_NT_N16W8,
+        (Layout::NT, false) => DECODE_NT_N32W16,
+        (_, true) => DECODE_NN_N32W24,
+        (_, false) => DECODE_NN_N32W16,
+    }
 }
 
 /// What a caller may fix instead of the selector (tests, sweeps).
@@ -874,7 +975,7 @@ pub fn plan(
         _ if p.m == 0 || p.n == 0 => (0, 0),
         Schedule::Wgmma(t) => (tiles(p.m, p.n, t.bm(), t.bn), t.smem_bytes()),
         Schedule::Mma(t) => (tiles(p.m, p.n, t.bm, t.bn), t.smem_bytes(p.tier, p.layout)),
-        Schedule::Decode(_) => (u64::from(p.n.div_ceil(DECODE_BLOCK_N)), 0),
+        Schedule::Decode(d) => (u64::from(p.n.div_ceil(d.bn)), 0),
         Schedule::Fma(t) => (tiles(p.m, p.n, t.bm, t.bn), 0),
     };
     if blocks > i32::MAX as u64 {

@@ -2,6 +2,7 @@
 // same table (the selector) and tests/gemm_host.rs checks the two agree.
 #pragma once
 
+#include "cubins/gemm/decode_kernel.cuh"
 #include "cubins/gemm/fingerprints.cuh"
 #include "cubins/gemm/mma_kernel.cuh"
 #include "cubins/gemm/pedantic_kernel.cuh"
@@ -22,8 +23,14 @@ using TileTf32Small = MmaTile<64, 64, 32, 2, 2, 4, 2>;    // f32: 4 warps of 32 
 using TileFmaLarge = FmaTile<128, 128, 8, 8, 8, 2>;
 using TileFmaSmall = FmaTile<64, 64, 16, 4, 4, 4>;
 
+// Decode (M <= 16). Load: 0 ld.global.cs, 1 ld.global.nc.L1::no_allocate.L2::256B.
+//                               cols warps unroll load stagger double-buffer min blocks/SM
+using DecodeN32W8 = DecodeTile<32, 8, 3, 0, 0, 0, 2>;       // NN, NT: N / 32 > #SMs
+using DecodeNtN16W8 = DecodeTile<16, 8, 4, 1, 1, 0, 2>;     // NT, M <= 8
+using DecodeNtN32W16 = DecodeTile<32, 16, 1, 1, 1, 1, 1>;   // NT, M > 8
+using DecodeNnN32W24 = DecodeTile<32, 24, 2, 1, 0, 0, 1>;   // NN, M <= 8
+using DecodeNnN32W16 = DecodeTile<32, 16, 4, 1, 0, 0, 1>;   // NN, M > 8
+
 }  // namespace gemm
 }  // namespace cubins
 
-// k steps each decode warp has in flight per loop iteration.
-#define CUBINS_GEMM_DECODE_UNROLL 3
