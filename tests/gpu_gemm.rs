@@ -1135,8 +1135,14 @@ fn bad_input_is_refused_before_launch() {
         "grid on tf32",
         "forced schedule",
     );
-    // TF32 on wgmma: a workspace short by one float, or one overlapping an operand.
+    // TF32 on wgmma: off the sm_90a route there is none to size a workspace for; on it, a
+    // workspace short by one float, or one overlapping an operand.
     let wgmma_tf32 = d.with_schedule(Schedule::Wgmma(plan::TILE_WGMMA_TF32));
+    if !wgmma_route(&gpu).unwrap() {
+        let e = gemm_workspace_len(&gpu, Tier::Tf32, &wgmma_tf32).unwrap_err();
+        assert!(e.to_string().contains("forced schedule"), "{e}");
+        return;
+    }
     let need = gemm_workspace_len(&gpu, Tier::Tf32, &wgmma_tf32).unwrap();
     assert_eq!(need, (64 + 64) * 64);
     let ws = DeviceBuffer::from_slice(&vec![0f32; 2 * need]).unwrap();
@@ -1155,22 +1161,20 @@ fn bad_input_is_refused_before_launch() {
         "short workspace",
         "forced schedule",
     );
-    if wgmma_route(&gpu).unwrap() {
-        let a_in_ws = ws.index(..64 * 64);
-        refused(
-            gemm_with_workspace(
-                &gpu,
-                &stream,
-                Tier::Tf32,
-                &wgmma_tf32,
-                &a_in_ws,
-                &f,
-                &mut fc,
-                None,
-                &mut ws.index(..),
-            ),
-            "workspace over A",
-            "overlap",
-        );
-    }
+    let a_in_ws = ws.index(..64 * 64);
+    refused(
+        gemm_with_workspace(
+            &gpu,
+            &stream,
+            Tier::Tf32,
+            &wgmma_tf32,
+            &a_in_ws,
+            &f,
+            &mut fc,
+            None,
+            &mut ws.index(..),
+        ),
+        "workspace over A",
+        "overlap",
+    );
 }
