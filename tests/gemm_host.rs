@@ -1058,6 +1058,15 @@ fn tf32_takes_wgmma_only_with_a_workspace_on_the_sm90a_route() {
             );
         }
     }
+    // K = 0 needs no workspace: the forced route plans without one (nothing to round).
+    let forced = Choice {
+        schedule: Some(Schedule::Wgmma(plan::TILE_WGMMA_TF32)),
+        grid: None,
+    };
+    let k0 = problem(Tier::Tf32, Layout::TN, 4096, 4096, 0);
+    let pl = plan::plan(&k0, &H200_SM90A, &forced, false).unwrap();
+    assert_eq!(pl.workspace_bytes, 0);
+    assert_eq!(pl.prepare.map(|p| p.grid), Some(0));
     // Shapes that leave half the SMs idle keep the mma.sync tiles.
     let small = problem(Tier::Tf32, Layout::NN, 512, 512, 4096);
     let pl = plan::plan(

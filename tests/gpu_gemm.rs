@@ -690,6 +690,14 @@ fn k_zero_and_empty_shapes() {
             _ => parity_case::<f32, f32>(&gpu, &stream, tier, &case, 1),
         };
     }
+    // TF32 on wgmma with K = 0: no operand pass and no workspace, only the epilogue.
+    if wgmma_route(&gpu).unwrap() {
+        let case = Case::new(Layout::TN, 70, 300, 0)
+            .scalars(1.0, 0.5, true)
+            .schedule(Schedule::Wgmma(plan::TILE_WGMMA_TF32));
+        let launch = parity_case::<f32, f32>(&gpu, &stream, Tier::Tf32, &case, 2);
+        assert_eq!(launch.plan.workspace_bytes, 0);
+    }
     // M = 0 or N = 0: nothing launched, nothing written.
     for (m, n) in [(0, 64), (64, 0)] {
         let case = Case::new(Layout::NN, m, n, 64);
