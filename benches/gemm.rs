@@ -247,19 +247,15 @@ where
             ),
             shape: shape.to_string(),
             // A reading of the TF32 wgmma route times the operand pass and the GEMM together.
-            name: match launch.plan.prepare {
-                Some(_) => format!(
-                    "{} + {} ({})",
-                    plan::TF32_PREPARE_ENTRY,
-                    launch.plan.entry,
-                    launch.plan.schedule.describe()
-                ),
-                None => format!(
-                    "{} ({})",
-                    launch.plan.entry,
-                    launch.plan.schedule.describe()
-                ),
-            },
+            name: format!(
+                "{}{} ({})",
+                match launch.plan.prepare {
+                    Some(_) => format!("{} + ", plan::TF32_PREPARE_ENTRY),
+                    None => String::new(),
+                },
+                launch.plan.entry,
+                launch.plan.schedule.describe()
+            ),
         };
         w.launch = Some(launch);
         Ok(w)

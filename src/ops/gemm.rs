@@ -95,13 +95,8 @@ impl GemmLaunch {
     pub fn stamp(&self, gpu: &Gpu) -> Result<String, Error> {
         let mut line = format!("{} {}", gpu.route(&self.plan.entry)?, self);
         if self.plan.prepare.is_some() {
-            let r = gpu.route(plan::TF32_PREPARE_ENTRY)?;
-            let kind = match r.kind {
-                ArtifactKind::Cubin => "cubin",
-                ArtifactKind::PtxJit => "ptx-jit(FALLBACK)",
-            };
-            let sha = r.sha256.get(..12).unwrap_or(r.sha256);
-            line += &format!(" prepare_route={}/{kind}/sha256:{sha}", r.arch);
+            let prepare = gpu.route(plan::TF32_PREPARE_ENTRY)?;
+            line += &format!(" prepare_route={}", prepare.brief());
         }
         Ok(line)
     }

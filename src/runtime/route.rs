@@ -247,6 +247,21 @@ impl Route {
     pub fn stamp(&self) -> String {
         self.to_string()
     }
+
+    /// The first 12 hex digits of the artifact's SHA-256, as STAMP lines print it.
+    pub fn short_sha256(&self) -> &'static str {
+        self.sha256.get(..12).unwrap_or(self.sha256)
+    }
+
+    /// The route as one token, `sm_90a/cubin/sha256:0123456789ab`: a second kernel's route on
+    /// a STAMP line.
+    pub fn brief(&self) -> String {
+        let kind = match self.kind {
+            ArtifactKind::Cubin => "cubin",
+            ArtifactKind::PtxJit => "ptx-jit(FALLBACK)",
+        };
+        format!("{}/{kind}/sha256:{}", self.arch, self.short_sha256())
+    }
 }
 
 impl fmt::Display for Route {
@@ -255,13 +270,13 @@ impl fmt::Display for Route {
             ArtifactKind::Cubin => "cubin",
             ArtifactKind::PtxJit => "ptx-jit (FALLBACK)",
         };
-        let short = self.sha256.get(..12).unwrap_or(self.sha256);
         write!(
             f,
-            "STAMP kernel={} file={} route={route} arch={} sha256={short} toolkit={} device={:?} cc={}",
+            "STAMP kernel={} file={} route={route} arch={} sha256={} toolkit={} device={:?} cc={}",
             self.kernel,
             self.file,
             self.arch,
+            self.short_sha256(),
             self.toolkit,
             &*self.device.name,
             cc_text(self.device.cc)
@@ -414,7 +429,9 @@ mod tests {
              device=\"NVIDIA H200\" cc=9.0"
         );
         assert!(!r.is_fallback());
+        assert_eq!(r.brief(), "sm_90/cubin/sha256:1a2b3c4d5e6f");
         let r = route(ArtifactKind::PtxJit, RoutePolicy::ForcePtx);
+        assert_eq!(r.brief(), "compute_80/ptx-jit(FALLBACK)/sha256:1a2b3c4d5e6f");
         assert!(r.is_fallback());
         let s = r.stamp();
         assert!(
