@@ -102,11 +102,6 @@ impl Tier {
         self.input().bytes()
     }
 
-    /// bf16 or fp16 inputs.
-    pub fn is_16bit(self) -> bool {
-        matches!(self, Tier::Bf16 | Tier::Fp16)
-    }
-
     /// Whether the tier writes `out`: its input type or f32.
     pub fn writes(self, out: Dtype) -> bool {
         out == self.input() || out == Dtype::F32

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
 # Build here: make -C bench/results/2026-11-30-h200/run29-decode-wgmma/src
-# Then on the GPU machine, from the repository root:
-bash bench/results/2026-11-30-h200/run29-decode-wgmma/src/run.sh "${1:-/tmp/r29}"
+# Then on the GPU machine, from the repository root (run16's runner, this folder's binary):
+EXPLORE=bench/results/2026-11-30-h200/run29-decode-wgmma/src/explore \
+  bash bench/results/2026-11-30-h200/run16-decode-explore/src/run.sh "${1:-/tmp/run29}"
