@@ -431,7 +431,10 @@ mod tests {
         assert!(!r.is_fallback());
         assert_eq!(r.brief(), "sm_90/cubin/sha256:1a2b3c4d5e6f");
         let r = route(ArtifactKind::PtxJit, RoutePolicy::ForcePtx);
-        assert_eq!(r.brief(), "compute_80/ptx-jit(FALLBACK)/sha256:1a2b3c4d5e6f");
+        assert_eq!(
+            r.brief(),
+            "compute_80/ptx-jit(FALLBACK)/sha256:1a2b3c4d5e6f"
+        );
         assert!(r.is_fallback());
         let s = r.stamp();
         assert!(
