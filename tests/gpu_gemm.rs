@@ -437,11 +437,11 @@ fn tail_shapes(s: &Schedule) -> Vec<(usize, usize, usize)> {
         Schedule::Decode(d) => {
             // M = 1, 3, 8 (one n8 tile of rows), 9, 16 (two); N off the block's columns
             // (multiples of 4 for NN); K = 8 (one lane group of one step) and 4104 (a partial
-            // last step) with more column blocks than the stagger's 16 offsets.
+            // last step) with more column blocks than the stagger's 16, 32 or 128 offsets.
             let bn = d.bn as usize;
             vec![
                 (1, 2 * bn + 4, 8),
-                (3, 17 * bn + 12, 4104),
+                (3, 131 * bn + 12, 4104),
                 (8, 3 * bn - 4, 520),
                 (9, bn + 4, 72),
                 (16, 4096, 1024),

@@ -464,8 +464,9 @@ pub fn emulate_decode(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
     };
     for block in 0..p.n.div_ceil(bn) {
         let n_block = block * bn;
-        let shift = if tile.stagger {
-            (block % 16) * steps / 16
+        let groups = tile.stagger_groups as usize;
+        let shift = if groups > 0 {
+            (block % groups) * steps / groups
         } else {
             0
         };

@@ -155,8 +155,9 @@ pub struct DecodeTile {
     pub unroll: u32,
     /// Weight loads `ld.global.nc.L1::no_allocate.L2::256B` (else `ld.global.cs`).
     pub l2_prefetch: bool,
-    /// Column block `c` starts its K walk at step `(c % 16) * steps / 16` (and wraps).
-    pub stagger: bool,
+    /// Column block `c` starts its K walk at step `(c % G) * steps / G` (and wraps), G =
+    /// `stagger_groups`; 0: every block starts at step 0.
+    pub stagger_groups: u32,
     /// Two register sets: the loads of the next round are issued before this round's mma.
     pub double_buffer: bool,
     /// Blocks per SM the kernel's `__launch_bounds__` and contract promise.
@@ -262,29 +263,19 @@ pub const DECODE_N32W8: DecodeTile = DecodeTile {
     warps: 8,
     unroll: 3,
     l2_prefetch: false,
-    stagger: false,
+    stagger_groups: 0,
     double_buffer: false,
     min_blocks: 2,
 };
-/// NT, M <= 8.
+/// NT, M <= 16.
 pub const DECODE_NT_N16W8: DecodeTile = DecodeTile {
     bn: 16,
     warps: 8,
     unroll: 4,
     l2_prefetch: true,
-    stagger: true,
+    stagger_groups: 128,
     double_buffer: false,
     min_blocks: 2,
-};
-/// NT, M > 8.
-pub const DECODE_NT_N32W16: DecodeTile = DecodeTile {
-    bn: 32,
-    warps: 16,
-    unroll: 1,
-    l2_prefetch: true,
-    stagger: true,
-    double_buffer: true,
-    min_blocks: 1,
 };
 /// NN, M <= 8.
 pub const DECODE_NN_N32W24: DecodeTile = DecodeTile {
@@ -292,7 +283,7 @@ pub const DECODE_NN_N32W24: DecodeTile = DecodeTile {
     warps: 24,
     unroll: 2,
     l2_prefetch: true,
-    stagger: false,
+    stagger_groups: 0,
     double_buffer: false,
     min_blocks: 1,
 };
@@ -300,10 +291,10 @@ pub const DECODE_NN_N32W24: DecodeTile = DecodeTile {
 pub const DECODE_NN_N32W16: DecodeTile = DecodeTile {
     bn: 32,
     warps: 16,
-    unroll: 4,
+    unroll: 1,
     l2_prefetch: true,
-    stagger: false,
-    double_buffer: false,
+    stagger_groups: 32,
+    double_buffer: true,
     min_blocks: 1,
 };
 
@@ -382,7 +373,7 @@ impl DecodeTile {
     }
 
     /// Every parameter, for STAMP lines: `decode n16 k-split-warps=8 unroll=4 rounds=single
-    /// loads=nc.L2::256B stagger=on min-blocks=2`.
+    /// loads=nc.L2::256B stagger=128 min-blocks=2` (`stagger=off` without one).
     pub fn describe(&self) -> String {
         format!(
             "decode n{} k-split-warps={} unroll={} rounds={} loads={} stagger={} min-blocks={}",
@@ -399,7 +390,10 @@ impl DecodeTile {
             } else {
                 "cs"
             },
-            if self.stagger { "on" } else { "off" },
+            match self.stagger_groups {
+                0 => "off".to_string(),
+                g => g.to_string(),
+            },
             self.min_blocks
         )
     }
@@ -482,7 +476,7 @@ pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
             ];
             // TN has no decode kernel: A would be read as [K][M].
             let decode: &[DecodeTile] = match layout {
-                Layout::NT => &[DECODE_NT_N16W8, DECODE_NT_N32W16, DECODE_N32W8],
+                Layout::NT => &[DECODE_NT_N16W8, DECODE_N32W8],
                 Layout::NN => &[DECODE_NN_N32W24, DECODE_NN_N32W16, DECODE_N32W8],
                 Layout::TN => &[],
             };
@@ -925,17 +919,15 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
     **tiled.last().expect("every tier has a tile that fits")
 }
 
-/// The decode variant for `p` (docs/kernels/gemm.md, run16 on the H200): with more 32-column
-/// blocks than SMs the 8-warp kernel, two blocks per SM; else by layout and by whether one n8
-/// tile of rows holds M.
+/// The decode variant for `p` (docs/kernels/gemm.md; run16 and run30 on the H200): with more
+/// 32-column blocks than SMs the 8-warp kernel, two blocks per SM; else NT takes the 16-column
+/// kernel for every M, NN picks by whether one n8 tile of rows holds M.
 fn select_decode(p: &Problem, sms: u64) -> DecodeTile {
     if u64::from(p.n.div_ceil(DECODE_N32W8.bn)) > sms {
         return DECODE_N32W8;
     }
-    let one_row_tile = p.m <= DECODE_ONE_ROW_TILE_M;
-    match (p.layout, one_row_tile) {
-        (Layout::NT, true) => DECODE_NT_N16W8,
-        (Layout::NT, false) => DECODE_NT_N32W16,
+    match (p.layout, p.m <= DECODE_ONE_ROW_TILE_M) {
+        (Layout::NT, _) => DECODE_NT_N16W8,
         (_, true) => DECODE_NN_N32W24,
         (_, false) => DECODE_NN_N32W16,
     }

@@ -11,16 +11,17 @@
 //  - kLoad: weight loads as ld.global.cs (kStreaming) or ld.global.nc.L1::no_allocate.L2::256B
 //    (kPrefetch256: read-only path, no L1 allocation, 256-byte L2 prefetch). A is read with
 //    ld.global.nc. Every load is predicated, the destination zeroed when it is off.
-//  - kStagger: column block c starts its K walk at step (c % 16) * steps / 16 and wraps, so
-//    blocks running at the same time read different K offsets (NT: spreads the weight rows'
-//    stride over the memory channels).
+//  - kStaggerGroups (G, 0 = off): column block c starts its K walk at step (c % G) * steps / G
+//    and wraps, so blocks running at the same time read different K offsets: the weight rows'
+//    stride (NT) lands on different memory channels, and the blocks' loads of A (every block
+//    reads all of it) spread over more L2 lines instead of queueing on the same few.
 //  - kDoubleBuffer: two register sets; the loads of round j + 1 are issued before the mma
 //    of round j (the mma overlap the next round's latency). Else one set: a round is
 //    loaded, then consumed.
 //
 // Sum order (fixed; the result does not depend on timing). Steps are numbered by walk
 // position s = 0 .. steps - 1; position s reads physical step (s + shift) % steps, with
-// shift = (blockIdx.x % 16) * steps / 16 under kStagger, else 0. Warp w takes positions
+// shift = (blockIdx.x % G) * steps / G with G = kStaggerGroups, else 0. Warp w takes positions
 // w, w + W, w + 2W, ... (W = kWarps) and accumulates them in that order, one m16n8k16 mma
 // per 16 k (both round structures consume rounds and steps within a round in position
 // order). The warps' partial sums are then added in shared memory in warp order 0, 1, ...,
@@ -56,13 +57,14 @@ constexpr int kDecodeMaxM = 16;
 // How the weights are loaded (kReadOnly is A's load).
 enum class DecodeLoad : int { kStreaming = 0, kPrefetch256 = 1, kReadOnly = 2 };
 
-template <int BLOCK_N_, int WARPS_, int UNROLL_, int LOAD_, int STAGGER_, int DOUBLE_BUFFER_, int MIN_BLOCKS_>
+template <int BLOCK_N_, int WARPS_, int UNROLL_, int LOAD_, int STAGGER_GROUPS_, int DOUBLE_BUFFER_, int MIN_BLOCKS_>
 struct DecodeTile {
   static constexpr int kBlockN = BLOCK_N_;
   static constexpr int kWarps = WARPS_;
   static constexpr int kUnroll = UNROLL_;
   static constexpr DecodeLoad kLoad = static_cast<DecodeLoad>(LOAD_);
-  static constexpr bool kStagger = STAGGER_ != 0;
+  static constexpr int kStaggerGroups = STAGGER_GROUPS_;
+  static constexpr bool kStagger = STAGGER_GROUPS_ != 0;
   static constexpr bool kDoubleBuffer = DOUBLE_BUFFER_ != 0;
   static constexpr int kMinBlocks = MIN_BLOCKS_;
   static constexpr int kThreads = kWarps * 32;
@@ -146,7 +148,7 @@ __device__ __forceinline__ void decode_rows(const GemmArgs& p, float* partial) {
   const T* A = reinterpret_cast<const T*>(p.a);
   const T* B = reinterpret_cast<const T*>(p.b);
   const int steps = ceil_div(p.k, kDecodeStepK);
-  const int shift = Tile::kStagger ? (block & 15) * steps / 16 : 0;
+  const int shift = Tile::kStagger ? (block % Tile::kStaggerGroups) * steps / Tile::kStaggerGroups : 0;
   const int64_t ldb = p.ldb;
 
   // Per-lane bases (rows out of range point at row 0 and never load); a step adds k.
