@@ -617,6 +617,18 @@ fn decode_shapes_take_the_decode_kernel() {
                 "{}",
                 case.describe()
             );
+            // The fast launch is live where it can be: sm_90 code and a driver with
+            // cuLaunchKernelEx launch the decode kernel as a programmatic dependent.
+            let route = gpu.route(&l.plan.entry).unwrap();
+            let expected = route.arch_number() >= 90 && gpu.programmatic_launch();
+            assert_eq!(l.programmatic, expected, "{}: {route}", case.describe());
+            let stamp = l.stamp(&gpu).unwrap();
+            assert_eq!(
+                stamp.contains("launch=programmatic-dependent"),
+                expected,
+                "{stamp}"
+            );
+            println!("{stamp}");
             let l = parity_case::<f16, f16>(
                 &gpu,
                 &stream,

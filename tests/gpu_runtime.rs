@@ -341,6 +341,7 @@ fn launch_checks_refuse_before_the_gpu() {
             grid: [2, 2, 1],
             block: [256, 1, 1],
             dynamic_smem_bytes: 0,
+            programmatic_dependent: false,
         },
         &mut d,
     );
@@ -404,11 +405,13 @@ fn launch_checks_refuse_before_the_gpu() {
         grid: [1, 1, 1],
         block: [1, 1, 65],
         dynamic_smem_bytes: 0,
+        programmatic_dependent: false,
     };
     let grid_y = LaunchConfig {
         grid: [1, 70_000, 1],
         block: [32, 1, 1],
         dynamic_smem_bytes: 0,
+        programmatic_dependent: false,
     };
     // SAFETY: both pointers address 8192-byte buffers and n_vec = 512 covers exactly that; the
     // launches are refused before reaching the GPU anyway, which is what is asserted.

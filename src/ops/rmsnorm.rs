@@ -555,6 +555,7 @@ impl RmsNormBwdPlan {
                 1,
             ],
             dynamic_smem_bytes: self.smem_bytes,
+            programmatic_dependent: false,
         }
     }
 
@@ -926,6 +927,7 @@ mod tests {
             grid: [blocks, 1, 1],
             block: [512, 1, 1],
             dynamic_smem_bytes: 65568,
+            programmatic_dependent: false,
         };
         assert!(check_cluster_grid("rmsnorm_bwd_cluster_bf16", &config(264)).is_ok());
         let e = check_cluster_grid("rmsnorm_bwd_cluster_bf16", &config(263)).unwrap_err();

@@ -199,6 +199,7 @@ pub fn rope<T: RopeElem>(
             grid: [tokens.min(i32::MAX as usize) as u32, 1, 1],
             block,
             dynamic_smem_bytes: 0,
+            programmatic_dependent: false,
         },
         choice: format!("walk={}", if vector { "vector" } else { "elementwise" }),
     };

@@ -117,6 +117,7 @@ impl RowGeometry {
                             grid: [1, 1, 1],
                             block: [t, 1, 1],
                             dynamic_smem_bytes: 0,
+                            programmatic_dependent: false,
                         },
                     });
                 }
@@ -146,6 +147,7 @@ impl RowGeometry {
             grid: [blocks, 1, 1],
             block: [self.threads_per_row, self.rows_per_block, 1],
             dynamic_smem_bytes: 0,
+            programmatic_dependent: false,
         }
     }
 

@@ -144,6 +144,12 @@ impl Gpu {
         &self.device
     }
 
+    /// Whether the driver launches programmatic dependents (`cuLaunchKernelEx`, CUDA 12.0 and
+    /// later), which `LaunchConfig::programmatic_dependent` asks for.
+    pub fn programmatic_launch(&self) -> bool {
+        super::driver::programmatic::available()
+    }
+
     pub fn policy(&self) -> RoutePolicy {
         self.policy
     }

@@ -1,7 +1,7 @@
 //! [`Kernel`]: one entry point resolved on a [`Gpu`], with its route and limits; the
 //! generated typed launchers are methods on it, and all of them end in [`Kernel::launch_raw`].
 
-use super::driver::{check, check_with, function_attribute};
+use super::driver::{check, check_with, function_attribute, programmatic};
 use super::launch::{self, KernelLimits, LaunchConfig, LaunchError, SmemPlan};
 use super::launchers::{KernelInfo, KernelSpec};
 use super::module::LoadedModule;
@@ -109,7 +109,9 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
     ///
     /// # Safety
     /// `params[i]` must point to a value of the kernel's i-th parameter type, and every device
-    /// pointer among them must be valid for the accesses the kernel makes.
+    /// pointer among them must be valid for the accesses the kernel makes. A programmatic
+    /// dependent launch (`config.programmatic_dependent`) also needs a kernel that waits on
+    /// the grid dependency (`griddepcontrol.wait`) before its first memory access.
     pub unsafe fn launch_raw(
         &self,
         stream: &cust::stream::Stream,
@@ -132,6 +134,34 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
         }
         let [gx, gy, gz] = config.grid;
         let [bx, by, bz] = config.block;
+        let context = || {
+            format!(
+                "launching {} (grid {:?}, block {:?}, dynamic smem {}{})",
+                info.name,
+                config.grid,
+                config.block,
+                config.dynamic_smem_bytes,
+                if config.programmatic_dependent {
+                    ", programmatic dependent"
+                } else {
+                    ""
+                }
+            )
+        };
+        if config.programmatic_dependent {
+            return check_with(
+                "cuLaunchKernelEx",
+                programmatic::launch(
+                    self.state.function,
+                    config.grid,
+                    config.block,
+                    config.dynamic_smem_bytes,
+                    stream.as_inner(),
+                    params.as_mut_ptr(),
+                ),
+                context,
+            );
+        }
         check_with(
             "cuLaunchKernel",
             cu::cuLaunchKernel(
@@ -147,12 +177,7 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
                 params.as_mut_ptr(),
                 std::ptr::null_mut(),
             ),
-            || {
-                format!(
-                    "launching {} (grid {:?}, block {:?}, dynamic smem {})",
-                    info.name, config.grid, config.block, config.dynamic_smem_bytes
-                )
-            },
+            context,
         )
     }
 

@@ -5,12 +5,17 @@
 
 use std::fmt;
 
-/// Grid, block and dynamic shared memory of one launch.
+/// Grid, block and dynamic shared memory of one launch, and whether it is a programmatic
+/// dependent of the stream's previous kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchConfig {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub dynamic_smem_bytes: u32,
+    /// Launch with programmatic stream serialization (`cuLaunchKernelEx`): the kernel may be
+    /// scheduled while the previous kernel drains, hiding the launch gap. Only for kernels
+    /// that execute `griddepcontrol.wait` before their first memory access.
+    pub programmatic_dependent: bool,
 }
 
 impl LaunchConfig {
@@ -20,11 +25,17 @@ impl LaunchConfig {
             grid: [grid, 1, 1],
             block: [block, 1, 1],
             dynamic_smem_bytes: 0,
+            programmatic_dependent: false,
         }
     }
 
     pub const fn with_dynamic_smem(mut self, bytes: u32) -> LaunchConfig {
         self.dynamic_smem_bytes = bytes;
+        self
+    }
+
+    pub const fn with_programmatic_dependent(mut self, on: bool) -> LaunchConfig {
+        self.programmatic_dependent = on;
         self
     }
 
@@ -362,6 +373,7 @@ mod tests {
                     grid,
                     block,
                     dynamic_smem_bytes: smem,
+                    programmatic_dependent: false,
                 },
                 &H200,
                 &COPY,

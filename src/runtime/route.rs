@@ -243,6 +243,16 @@ impl Route {
         self.kind == ArtifactKind::PtxJit
     }
 
+    /// The architecture number the code was built for: 90 for `sm_90a`, 80 for
+    /// `compute_80` (what `__CUDA_ARCH__ / 10` is in it); 0 if `arch` has none.
+    pub fn arch_number(&self) -> u32 {
+        let digits = self.arch.rsplit('_').next().unwrap_or("");
+        let end = digits
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(digits.len());
+        digits[..end].parse().unwrap_or(0)
+    }
+
     /// The `STAMP` line (same as `to_string()`).
     pub fn stamp(&self) -> String {
         self.to_string()
@@ -418,6 +428,19 @@ mod tests {
             },
             policy,
         }
+    }
+
+    #[test]
+    fn arch_numbers() {
+        let at = |arch| Route {
+            arch,
+            ..route(ArtifactKind::Cubin, RoutePolicy::Auto)
+        };
+        assert_eq!(at("sm_90").arch_number(), 90);
+        assert_eq!(at("sm_90a").arch_number(), 90);
+        assert_eq!(at("sm_100a").arch_number(), 100);
+        assert_eq!(at("compute_80").arch_number(), 80);
+        assert_eq!(at("unknown").arch_number(), 0);
     }
 
     #[test]

@@ -465,11 +465,8 @@ pub fn emulate_decode(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
     for block in 0..p.n.div_ceil(bn) {
         let n_block = block * bn;
         let groups = tile.stagger_groups as usize;
-        let shift = if groups > 0 {
-            (block % groups) * steps / groups
-        } else {
-            0
-        };
+        // The kernel's shift: (block % G) * steps / G, none without stagger groups.
+        let shift = block.checked_rem(groups).map_or(0, |r| r * steps / groups);
         let nacc = ni * mt_count * 4;
         let mut partial = vec![vec![[0.0f64; 32]; nacc]; warps];
         for (warp, partial) in partial.iter_mut().enumerate() {

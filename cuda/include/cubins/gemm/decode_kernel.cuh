@@ -298,6 +298,13 @@ __device__ __forceinline__ void decode_rows(const GemmArgs& p, float* partial) {
 template <class T, Layout L, class Tile>
 __device__ __forceinline__ void gemm_decode(const GemmArgs& p) {
   static_assert(L == Layout::NT || L == Layout::NN, "decode reads A as [M][K]");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // The runtime launches this kernel as a programmatic dependent of the stream's previous
+  // kernel (sm_90 code and later): its blocks may be scheduled while that kernel drains, so
+  // nothing is read or written before it has finished and its writes are visible. Without
+  // the launch attribute the wait returns at once.
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   // Sized for two n8 tiles of rows; M <= 8 uses the first half.
   __shared__ float partial[Tile::kWarps * Tile::kTiles * 2 * 4 * 32];
   if (p.m <= 8) {
