@@ -66,7 +66,8 @@ pub(crate) fn function_attribute(
 /// may be scheduled while the previous kernel in the stream drains, and must itself wait
 /// (`griddepcontrol.wait`) before touching memory that kernel writes. `cust` binds the CUDA 11
 /// driver API, which has no `cuLaunchKernelEx` (CUDA 12.0): it is looked up at run time, so the
-/// crate still links and runs against a driver without it.
+/// crate still links and runs against a driver without it. Drivers before 12.3 count as
+/// without it: they cannot capture such launches into a graph.
 pub(crate) mod programmatic {
     use super::cu;
     use std::ffi::{c_uint, c_void};
@@ -101,10 +102,20 @@ pub(crate) mod programmatic {
         *mut *mut c_void,
     ) -> cu::CUresult;
 
-    /// The driver's `cuLaunchKernelEx`, looked up once (`None`: the driver has none).
+    /// Drivers before CUDA 12.3 cannot capture programmatic launches into a graph.
+    const MIN_DRIVER_VERSION: i32 = 12030;
+
+    /// The driver's `cuLaunchKernelEx`, looked up once (`None`: the driver has none, or is
+    /// older than [`MIN_DRIVER_VERSION`]).
     fn entry() -> Option<LaunchKernelEx> {
         static ENTRY: OnceLock<Option<usize>> = OnceLock::new();
         let address = *ENTRY.get_or_init(|| {
+            let mut version = 0;
+            // SAFETY: an out-pointer to one int.
+            let status = unsafe { cu::cuDriverGetVersion(&mut version) };
+            if status != cu::CUresult::CUDA_SUCCESS || version < MIN_DRIVER_VERSION {
+                return None;
+            }
             let mut pfn: *mut c_void = std::ptr::null_mut();
             // SAFETY: a NUL-terminated name and an out-pointer; 12000 asks for the CUDA 12.0
             // ABI of the function, the one `LaunchKernelEx` declares.

@@ -144,8 +144,9 @@ impl Gpu {
         &self.device
     }
 
-    /// Whether the driver launches programmatic dependents (`cuLaunchKernelEx`, CUDA 12.0 and
-    /// later), which `LaunchConfig::programmatic_dependent` asks for.
+    /// Whether the driver launches programmatic dependents (`cuLaunchKernelEx`; a CUDA 12.3
+    /// driver or later, which also captures them into graphs), which
+    /// `LaunchConfig::programmatic_dependent` asks for.
     pub fn programmatic_launch(&self) -> bool {
         super::driver::programmatic::available()
     }
