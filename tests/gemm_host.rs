@@ -749,9 +749,42 @@ fn selector_picks_per_shape() {
             assert_eq!(mma(&picked(tier, layout, 4096, 4096, 14336)), (128, 256));
             // 2048^2 gives 128 large tiles, less than a wave on 132 SMs.
             assert_eq!(mma(&picked(tier, layout, 2048, 2048, 2048)), (128, 128));
-            assert_eq!(mma(&picked(tier, layout, 128, 4096, 4096)), (64, 64));
-            assert_eq!(mma(&picked(tier, layout, 64, 8192, 8192)), (64, 64));
+            // 256 x 4096 fills a wave with 64 x 64 tiles (256 blocks).
+            assert_eq!(
+                picked(tier, layout, 256, 4096, 4096).schedule,
+                Schedule::Mma(plan::TILE_SMALL)
+            );
+            // M <= 128, or below a wave of every standard tile: the skinny tiles, 64 x 64
+            // where it gives 90% of a wave (128 blocks), else 64 x 32; 32 x 32 for M <= 32
+            // (TN at any M: it has no decode kernel).
+            for (m, n, want) in [
+                (128, 4096, plan::TILE_SKINNY_64X64),
+                (64, 8192, plan::TILE_SKINNY_64X64),
+                (128, 8192, plan::TILE_SKINNY_64X64),
+                (64, 4096, plan::TILE_SKINNY_64X32),
+                (33, 4096, plan::TILE_SKINNY_64X32),
+                (300, 512, plan::TILE_SKINNY_64X32),
+                (32, 4096, plan::TILE_SKINNY_32X32),
+                (32, 8192, plan::TILE_SKINNY_32X32),
+                (17, 100, plan::TILE_SKINNY_32X32),
+                (192, 1024, plan::TILE_SKINNY_64X32),
+            ] {
+                assert_eq!(
+                    picked(tier, layout, m, n, 4096).schedule,
+                    Schedule::Mma(want),
+                    "{tier:?} {layout:?} {m}x{n}"
+                );
+            }
+            assert_eq!(
+                picked(tier, Layout::TN, 1, 4096, 4096).schedule,
+                Schedule::Mma(plan::TILE_SKINNY_32X32)
+            );
         }
+        // The TF32 and pedantic tiers have no skinny tiles: their smallest tile.
+        assert_eq!(
+            picked(Tier::Tf32, Layout::NN, 64, 4096, 4096).schedule,
+            Schedule::Mma(plan::TILE_TF32_SMALL)
+        );
         // Decode: by layout (and M for NN) where N / 32 blocks fit the SMs, else the 8-warp
         // kernel.
         for (layout, one_row_tile, two_row_tiles) in [
@@ -807,7 +840,7 @@ fn selector_picks_per_shape() {
             }
             assert_eq!(
                 on_sm90a(tier, layout, 128, 4096, 4096),
-                Schedule::Mma(plan::TILE_SMALL)
+                Schedule::Mma(plan::TILE_SKINNY_64X64)
             );
         }
         assert_eq!(
@@ -938,7 +971,8 @@ fn plan_flags_and_geometry() {
     assert_eq!(pl.grid, 300u32.div_ceil(t.bm) * 512u32.div_ceil(t.bn));
     assert_eq!(pl.block, t.threads());
     assert_eq!(pl.dynamic_smem_bytes, t.smem_bytes(Tier::Bf16, Layout::NN));
-    assert_eq!(pl.entry, format!("gemm_bf16_nn_{}x{}", t.bm, t.bn));
+    assert_eq!(pl.entry, format!("gemm_bf16_nn_{}", t.label()));
+    assert_eq!(pl.entry, "gemm_bf16_nn_skinny_64x32");
     // Odd leading dimensions and offsets switch vector access off, operand by operand.
     let odd = Problem {
         lda: 65,
@@ -1308,25 +1342,20 @@ fn planner_tiles_match_the_cuda_instantiations() {
         ]
     };
     let fma = |t: &plan::FmaTile| vec![t.bm, t.bn, t.bk, t.tm, t.tn, t.min_blocks];
-    assert_eq!(template_args(&text, "TileLarge"), mma(&plan::TILE_LARGE));
-    assert_eq!(
-        template_args(&text, "TileLargeNt"),
-        mma(&plan::TILE_LARGE_NT)
-    );
-    assert_eq!(template_args(&text, "TileMedium"), mma(&plan::TILE_MEDIUM));
-    assert_eq!(template_args(&text, "TileSmall"), mma(&plan::TILE_SMALL));
-    assert_eq!(
-        template_args(&text, "TileTf32Wide"),
-        mma(&plan::TILE_TF32_WIDE)
-    );
-    assert_eq!(
-        template_args(&text, "TileTf32Large"),
-        mma(&plan::TILE_TF32_LARGE)
-    );
-    assert_eq!(
-        template_args(&text, "TileTf32Small"),
-        mma(&plan::TILE_TF32_SMALL)
-    );
+    for (alias, tile) in [
+        ("TileLarge", plan::TILE_LARGE),
+        ("TileLargeNt", plan::TILE_LARGE_NT),
+        ("TileMedium", plan::TILE_MEDIUM),
+        ("TileSmall", plan::TILE_SMALL),
+        ("TileSkinny64x64", plan::TILE_SKINNY_64X64),
+        ("TileSkinny64x32", plan::TILE_SKINNY_64X32),
+        ("TileSkinny32x32", plan::TILE_SKINNY_32X32),
+        ("TileTf32Wide", plan::TILE_TF32_WIDE),
+        ("TileTf32Large", plan::TILE_TF32_LARGE),
+        ("TileTf32Small", plan::TILE_TF32_SMALL),
+    ] {
+        assert_eq!(template_args(&text, alias), mma(&tile), "{alias}");
+    }
     let wgmma = cuda_file("gemm_wgmma.cu");
     let w = plan::TILE_WGMMA;
     assert_eq!(

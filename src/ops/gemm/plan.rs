@@ -119,6 +119,9 @@ pub struct MmaTile {
     pub stages: u32,
     /// Blocks per SM the kernel's `__launch_bounds__` and contract promise.
     pub min_blocks: u32,
+    /// A skinny tile (entry suffix `skinny_{bm}x{bn}`): k tiles of 128 in a deep ring, for
+    /// problems whose M x N gives the standard tiles less than a wave (`select_skinny`).
+    pub skinny: bool,
 }
 
 /// An FFMA tile (`FmaTile` in `cuda/include/cubins/gemm/pedantic_kernel.cuh`).
@@ -184,6 +187,7 @@ pub const TILE_LARGE: MmaTile = MmaTile {
     warps_n: 4,
     stages: 3,
     min_blocks: 1,
+    skinny: false,
 };
 /// 16-bit NT: the BK = 64 ring spills there.
 pub const TILE_LARGE_NT: MmaTile = MmaTile {
@@ -194,6 +198,7 @@ pub const TILE_LARGE_NT: MmaTile = MmaTile {
     warps_n: 4,
     stages: 4,
     min_blocks: 1,
+    skinny: false,
 };
 pub const TILE_MEDIUM: MmaTile = MmaTile {
     bm: 128,
@@ -203,6 +208,7 @@ pub const TILE_MEDIUM: MmaTile = MmaTile {
     warps_n: 2,
     stages: 4,
     min_blocks: 2,
+    skinny: false,
 };
 pub const TILE_SMALL: MmaTile = MmaTile {
     bm: 64,
@@ -212,6 +218,42 @@ pub const TILE_SMALL: MmaTile = MmaTile {
     warps_n: 2,
     stages: 3,
     min_blocks: 3,
+    skinny: false,
+};
+/// The largest M the skinny tiles take whether or not a standard tile fills a wave.
+pub const SKINNY_MAX_M: u32 = 128;
+/// 16-bit skinny tiles (bench run41): M > 32 where 64 x 64 tiles give about a wave.
+pub const TILE_SKINNY_64X64: MmaTile = MmaTile {
+    bm: 64,
+    bn: 64,
+    bk: 128,
+    warps_m: 2,
+    warps_n: 2,
+    stages: 3,
+    min_blocks: 2,
+    skinny: true,
+};
+/// M > 32 where 64 x 64 tiles are too few.
+pub const TILE_SKINNY_64X32: MmaTile = MmaTile {
+    bm: 64,
+    bn: 32,
+    bk: 128,
+    warps_m: 2,
+    warps_n: 2,
+    stages: 4,
+    min_blocks: 2,
+    skinny: true,
+};
+/// M <= 32: a taller tile would take the bounds-checked copy of A on every k tile.
+pub const TILE_SKINNY_32X32: MmaTile = MmaTile {
+    bm: 32,
+    bn: 32,
+    bk: 128,
+    warps_m: 2,
+    warps_n: 2,
+    stages: 4,
+    min_blocks: 3,
+    skinny: true,
 };
 /// TF32 NN and TN only (the NT instantiation would spill).
 pub const TILE_TF32_WIDE: MmaTile = MmaTile {
@@ -222,6 +264,7 @@ pub const TILE_TF32_WIDE: MmaTile = MmaTile {
     warps_n: 4,
     stages: 3,
     min_blocks: 1,
+    skinny: false,
 };
 pub const TILE_TF32_LARGE: MmaTile = MmaTile {
     bm: 128,
@@ -231,6 +274,7 @@ pub const TILE_TF32_LARGE: MmaTile = MmaTile {
     warps_n: 4,
     stages: 4,
     min_blocks: 1,
+    skinny: false,
 };
 pub const TILE_TF32_SMALL: MmaTile = MmaTile {
     bm: 64,
@@ -240,6 +284,7 @@ pub const TILE_TF32_SMALL: MmaTile = MmaTile {
     warps_n: 2,
     stages: 4,
     min_blocks: 2,
+    skinny: false,
 };
 pub const TILE_FMA_LARGE: FmaTile = FmaTile {
     bm: 128,
@@ -340,7 +385,11 @@ impl MmaTile {
     }
 
     pub fn label(&self) -> String {
-        format!("{}x{}", self.bm, self.bn)
+        if self.skinny {
+            format!("skinny_{}x{}", self.bm, self.bn)
+        } else {
+            format!("{}x{}", self.bm, self.bn)
+        }
     }
 }
 
@@ -473,6 +522,9 @@ pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
                 Schedule::Mma(large),
                 Schedule::Mma(TILE_MEDIUM),
                 Schedule::Mma(TILE_SMALL),
+                Schedule::Mma(TILE_SKINNY_64X64),
+                Schedule::Mma(TILE_SKINNY_64X32),
+                Schedule::Mma(TILE_SKINNY_32X32),
             ];
             // TN has no decode kernel: A would be read as [K][M].
             let decode: &[DecodeTile] = match layout {
@@ -886,8 +938,9 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
 }
 
 /// Picks the schedule for `p`: the decode kernel where it applies, else the wgmma tile where
-/// it runs and fills at least half the SMs, else the largest mma.sync tile that still gives
-/// every SM a block (a full wave), else the smallest tile.
+/// it runs and fills at least half the SMs, else (16-bit) a skinny tile where M <= 128, else
+/// the largest mma.sync tile that still gives every SM a block (a full wave), else a skinny
+/// tile, else the smallest tile.
 pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
     let candidates = schedules(p.tier, p.layout);
     let fitting: Vec<Schedule> = candidates
@@ -900,7 +953,12 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
     }
     let tiled: Vec<&Schedule> = fitting
         .iter()
-        .filter(|s| !matches!(s, Schedule::Decode(_)))
+        .filter(|s| {
+            !matches!(
+                s,
+                Schedule::Decode(_) | Schedule::Mma(MmaTile { skinny: true, .. })
+            )
+        })
         .collect();
     for s in &tiled {
         let (blocks, wave) = match s {
@@ -912,11 +970,42 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
             Schedule::Decode(_) => unreachable!("filtered above"),
         };
         if blocks >= wave {
+            // Up to two rows of skinny tiles they beat the standard tiles even with a wave
+            // (bench run41: M = 128, N = K = 8192).
+            if matches!(s, Schedule::Mma(_)) && p.m <= SKINNY_MAX_M {
+                break;
+            }
             return **s;
         }
     }
+    let skinny: Vec<MmaTile> = fitting
+        .iter()
+        .filter_map(|s| match s {
+            Schedule::Mma(t) if t.skinny => Some(*t),
+            _ => None,
+        })
+        .collect();
+    if let Some(t) = select_skinny(p, sms, &skinny) {
+        return Schedule::Mma(t);
+    }
     // Every tier has a smallest tile that fits any device of sm_80 or later.
     **tiled.last().expect("every tier has a tile that fits")
+}
+
+/// The skinny tile for a problem no standard tile gives a wave (bench run41): 32 x 32 for
+/// M <= 32 (a taller tile copies A through the bounds-checked path on every k tile), else
+/// 64 x 64 where it gives at least 90% of a wave, else 64 x 32. `None` where the tier has no
+/// skinny tiles or the pick does not fit the device.
+fn select_skinny(p: &Problem, sms: u64, fitting: &[MmaTile]) -> Option<MmaTile> {
+    let wide = TILE_SKINNY_64X64;
+    let pick = if p.m <= TILE_SKINNY_32X32.bm {
+        TILE_SKINNY_32X32
+    } else if tiles(p.m, p.n, wide.bm, wide.bn) * 10 >= sms * 9 {
+        wide
+    } else {
+        TILE_SKINNY_64X32
+    };
+    fitting.contains(&pick).then_some(pick)
 }
 
 /// The decode variant for `p` (docs/kernels/gemm.md; run16 and run30 on the H200): with more

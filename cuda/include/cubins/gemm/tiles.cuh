@@ -15,6 +15,11 @@ using TileLarge = MmaTile<128, 256, 64, 2, 4, 3, 1>;   // 16-bit NN, TN: 8 warps
 using TileLargeNt = MmaTile<128, 256, 32, 2, 4, 4, 1>; // 16-bit NT (BK 64 spills there)
 using TileMedium = MmaTile<128, 128, 32, 2, 2, 4, 2>;  // 16-bit: 4 warps of 64 x 64
 using TileSmall = MmaTile<64, 64, 64, 2, 2, 3, 3>;     // 16-bit: 4 warps of 32 x 32
+// 16-bit skinny tiles (M x N too small for a wave of the tiles above): k tiles of 128 in a
+// deep ring, so each SM keeps enough weight bytes in flight (bench run41).
+using TileSkinny64x64 = MmaTile<64, 64, 128, 2, 2, 3, 2>;  // 4 warps of 32 x 32
+using TileSkinny64x32 = MmaTile<64, 32, 128, 2, 2, 4, 2>;  // 4 warps of 32 x 16
+using TileSkinny32x32 = MmaTile<32, 32, 128, 2, 2, 4, 3>;  // 4 warps of 16 x 16
 using TileTf32Wide = MmaTile<128, 256, 32, 2, 4, 3, 1>;   // f32: 8 warps of 64 x 64 (NN, TN)
 using TileTf32Large = MmaTile<128, 128, 32, 2, 4, 4, 1>;  // f32: 8 warps of 64 x 32
 using TileTf32Small = MmaTile<64, 64, 32, 2, 2, 4, 2>;    // f32: 4 warps of 32 x 32
