@@ -960,6 +960,7 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
             )
         })
         .collect();
+    let skinny = select_skinny(p, sms, &fitting);
     for s in &tiled {
         let (blocks, wave) = match s {
             // A wgmma tile runs about 1.7x faster than an mma.sync tile of the same size, so
@@ -970,22 +971,17 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
             Schedule::Decode(_) => unreachable!("filtered above"),
         };
         if blocks >= wave {
-            // Up to two rows of skinny tiles they beat the standard tiles even with a wave
-            // (bench run41: M = 128, N = K = 8192).
-            if matches!(s, Schedule::Mma(_)) && p.m <= SKINNY_MAX_M {
-                break;
+            // Up to two rows of skinny tiles beat the standard mma.sync tiles even where those
+            // fill a wave (bench run41: M = 128, N = K = 8192).
+            if let (Schedule::Mma(_), Some(t)) = (s, skinny) {
+                if p.m <= SKINNY_MAX_M {
+                    return Schedule::Mma(t);
+                }
             }
             return **s;
         }
     }
-    let skinny: Vec<MmaTile> = fitting
-        .iter()
-        .filter_map(|s| match s {
-            Schedule::Mma(t) if t.skinny => Some(*t),
-            _ => None,
-        })
-        .collect();
-    if let Some(t) = select_skinny(p, sms, &skinny) {
+    if let Some(t) = skinny {
         return Schedule::Mma(t);
     }
     // Every tier has a smallest tile that fits any device of sm_80 or later.
@@ -996,7 +992,7 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
 /// M <= 32 (a taller tile copies A through the bounds-checked path on every k tile), else
 /// 64 x 64 where it gives at least 90% of a wave, else 64 x 32. `None` where the tier has no
 /// skinny tiles or the pick does not fit the device.
-fn select_skinny(p: &Problem, sms: u64, fitting: &[MmaTile]) -> Option<MmaTile> {
+fn select_skinny(p: &Problem, sms: u64, fitting: &[Schedule]) -> Option<MmaTile> {
     let wide = TILE_SKINNY_64X64;
     let pick = if p.m <= TILE_SKINNY_32X32.bm {
         TILE_SKINNY_32X32
@@ -1005,7 +1001,7 @@ fn select_skinny(p: &Problem, sms: u64, fitting: &[MmaTile]) -> Option<MmaTile> 
     } else {
         TILE_SKINNY_64X32
     };
-    fitting.contains(&pick).then_some(pick)
+    fitting.contains(&Schedule::Mma(pick)).then_some(pick)
 }
 
 /// The decode variant for `p` (docs/kernels/gemm.md; run16 and run30 on the H200): with more
