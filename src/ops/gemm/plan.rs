@@ -120,7 +120,8 @@ pub struct MmaTile {
     /// Blocks per SM the kernel's `__launch_bounds__` and contract promise.
     pub min_blocks: u32,
     /// A skinny tile (entry suffix `skinny_{bm}x{bn}`): k tiles of 128 in a deep ring, for
-    /// problems whose M x N gives the standard tiles less than a wave (`select_skinny`).
+    /// M <= 128 and for problems whose M x N gives the standard tiles less than a wave
+    /// (`select`, `select_skinny`).
     pub skinny: bool,
 }
 
