@@ -780,16 +780,6 @@ fn selector_picks_per_shape() {
                 Schedule::Mma(plan::TILE_SKINNY_32X32)
             );
         }
-        // The TF32 tier has no skinny tiles: its smallest tile below a wave, and at M <= 128
-        // the tile that fills one.
-        assert_eq!(
-            picked(Tier::Tf32, Layout::NN, 64, 4096, 4096).schedule,
-            Schedule::Mma(plan::TILE_TF32_SMALL)
-        );
-        assert_eq!(
-            picked(Tier::Tf32, Layout::NN, 128, 32768, 4096).schedule,
-            Schedule::Mma(plan::TILE_TF32_LARGE)
-        );
         // Decode: by layout (and M for NN) where N / 32 blocks fit the SMs, else the 8-warp
         // kernel.
         for (layout, one_row_tile, two_row_tiles) in [
@@ -892,6 +882,16 @@ fn selector_picks_per_shape() {
     assert_eq!(
         picked(Tier::Tf32, Layout::NN, 512, 512, 512).schedule,
         Schedule::Mma(plan::TILE_TF32_SMALL)
+    );
+    // The TF32 tier has no skinny tiles: its smallest tile below a wave, and at M <= 128 the
+    // tile that fills one.
+    assert_eq!(
+        picked(Tier::Tf32, Layout::NN, 64, 4096, 4096).schedule,
+        Schedule::Mma(plan::TILE_TF32_SMALL)
+    );
+    assert_eq!(
+        picked(Tier::Tf32, Layout::NN, 128, 32768, 4096).schedule,
+        Schedule::Mma(plan::TILE_TF32_LARGE)
     );
     assert_eq!(
         picked(Tier::F32Pedantic, Layout::TN, 4096, 4096, 4096).schedule,
