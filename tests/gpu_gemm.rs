@@ -621,7 +621,7 @@ fn decode_shapes_take_the_decode_kernel() {
             // launches the decode kernel as a programmatic dependent (the driver's version
             // read here, not through the runtime's own answer).
             let route = gpu.route(&l.plan.entry).unwrap();
-            let expected = route.arch_number() >= 90 && driver_version() >= 12030;
+            let expected = route.code_cc >= 90 && driver_version() >= 12030;
             assert_eq!(gpu.programmatic_launch(), driver_version() >= 12030);
             assert_eq!(l.programmatic, expected, "{}: {route}", case.describe());
             let stamp = l.stamp(&gpu).unwrap();

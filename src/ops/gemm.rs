@@ -471,7 +471,7 @@ fn launches_as_programmatic_dependent(gpu: &Gpu, plan: &Plan) -> Result<bool, Er
     if !matches!(plan.schedule, Schedule::Decode(_)) || plan.grid == 0 {
         return Ok(false);
     }
-    Ok(gpu.route(&plan.entry)?.arch_number() >= 90 && gpu.programmatic_launch())
+    Ok(gpu.route(&plan.entry)?.code_cc >= 90 && gpu.programmatic_launch())
 }
 
 /// `C = alpha * op(A) op(B) + beta * C (+ bias)` on `stream` with tier `tier`.

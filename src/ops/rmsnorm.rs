@@ -853,6 +853,11 @@ mod tests {
             file: "rmsnorm",
             kind,
             arch,
+            code_cc: arch
+                .trim_start_matches(|c: char| !c.is_ascii_digit())
+                .trim_end_matches('a')
+                .parse()
+                .unwrap(),
             sha256: "",
             toolkit: "13.0.88",
             device: crate::runtime::DeviceId {

@@ -305,6 +305,7 @@ impl Gpu {
             file: module.file.name,
             kind: module.selected.kind,
             arch: module.selected.arch,
+            code_cc: module.selected.cc,
             sha256: module.selected.sha256,
             toolkit: module.file.toolkit,
             device: self.device.id(),

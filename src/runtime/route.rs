@@ -75,6 +75,9 @@ pub struct Selected {
     pub kind: ArtifactKind,
     /// `sm_90` for a cubin, `compute_80` for PTX.
     pub arch: &'static str,
+    /// Compute capability times ten the code was built for (90 for `sm_90a`, 80 for
+    /// `compute_80`): what `__CUDA_ARCH__ / 10` is in it.
+    pub cc: u32,
     pub sha256: &'static str,
     /// What to hand to `cuModuleLoadData`: cubin bytes, or NUL-terminated PTX.
     pub image: &'static [u8],
@@ -143,6 +146,7 @@ pub fn select(
             return Ok(Selected {
                 kind: ArtifactKind::Cubin,
                 arch: c.arch,
+                cc: c.cc,
                 sha256: c.sha256,
                 image: c.bytes,
             });
@@ -157,6 +161,7 @@ pub fn select(
             return Ok(Selected {
                 kind: ArtifactKind::PtxJit,
                 arch: p.arch,
+                cc: p.cc,
                 sha256: p.sha256,
                 image: p.bytes_with_nul,
             });
@@ -229,6 +234,9 @@ pub struct Route {
     pub kind: ArtifactKind,
     /// `sm_90` (cubin) or `compute_80` (PTX).
     pub arch: &'static str,
+    /// Compute capability times ten the code was built for: 90 for `sm_90a`, 80 for
+    /// `compute_80` (what `__CUDA_ARCH__ / 10` is in it).
+    pub code_cc: u32,
     /// SHA-256 of the artifact loaded.
     pub sha256: &'static str,
     /// CUDA toolkit that built the artifact.
@@ -241,16 +249,6 @@ impl Route {
     /// Whether the driver JIT compiled this route's code (slower load, possibly slower code).
     pub fn is_fallback(&self) -> bool {
         self.kind == ArtifactKind::PtxJit
-    }
-
-    /// The architecture number the code was built for: 90 for `sm_90a`, 80 for
-    /// `compute_80` (what `__CUDA_ARCH__ / 10` is in it); 0 if `arch` has none.
-    pub fn arch_number(&self) -> u32 {
-        let digits = self.arch.rsplit('_').next().unwrap_or("");
-        let end = digits
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(digits.len());
-        digits[..end].parse().unwrap_or(0)
     }
 
     /// The `STAMP` line (same as `to_string()`).
@@ -420,6 +418,7 @@ mod tests {
             } else {
                 "compute_80"
             },
+            code_cc: if kind == ArtifactKind::Cubin { 90 } else { 80 },
             sha256: "1a2b3c4d5e6f7a8b9c0d",
             toolkit: "13.0.88",
             device: DeviceId {
@@ -431,16 +430,16 @@ mod tests {
     }
 
     #[test]
-    fn arch_numbers() {
-        let at = |arch| Route {
-            arch,
-            ..route(ArtifactKind::Cubin, RoutePolicy::Auto)
-        };
-        assert_eq!(at("sm_90").arch_number(), 90);
-        assert_eq!(at("sm_90a").arch_number(), 90);
-        assert_eq!(at("sm_100a").arch_number(), 100);
-        assert_eq!(at("compute_80").arch_number(), 80);
-        assert_eq!(at("unknown").arch_number(), 0);
+    fn selections_carry_the_code_cc() {
+        let cc_of = |r: Result<Selected, NoRoute>| r.map(|s| (s.arch, s.cc)).unwrap();
+        let f = file(SM80_86_90_90A, Some(("compute_80", 80)));
+        let auto = RoutePolicy::Auto;
+        assert_eq!(cc_of(select(f, 90, auto)), ("sm_90a", 90));
+        assert_eq!(cc_of(select(f, 89, auto)), ("sm_86", 86));
+        assert_eq!(cc_of(select(f, 100, auto)), ("compute_80", 80));
+        static SM100A: &[Cubin] = &[cubin("sm_100a", 100, true)];
+        let g = file(SM100A, None);
+        assert_eq!(cc_of(select(g, 100, auto)), ("sm_100a", 100));
     }
 
     #[test]
