@@ -780,8 +780,8 @@ fn selector_picks_per_shape() {
                 Schedule::Mma(plan::TILE_SKINNY_32X32)
             );
         }
-        // Decode: by layout (and M for NN) where N / 32 blocks fit the SMs, else the 8-warp
-        // kernel.
+        // Decode: by layout (and M for NN) where N / 32 blocks fit the SMs, else the layout's
+        // 8-warp kernel.
         for (layout, one_row_tile, two_row_tiles) in [
             (Layout::NT, plan::DECODE_NT_N16W8, plan::DECODE_NT_N16W8),
             (Layout::NN, plan::DECODE_NN_N32W24, plan::DECODE_NN_N32W16),
@@ -795,10 +795,14 @@ fn selector_picks_per_shape() {
                         "{layout:?} m {m} n {n}"
                     );
                 }
+                let wide = match layout {
+                    Layout::NT => plan::DECODE_NT_N32W8,
+                    _ => plan::DECODE_NN_N32W8,
+                };
                 for n in [4232, 8192] {
                     assert_eq!(
                         picked(tier, layout, m, n, n).schedule,
-                        Schedule::Decode(plan::DECODE_N32W8),
+                        Schedule::Decode(wide),
                         "{layout:?} m {m} n {n}"
                     );
                 }
@@ -1195,7 +1199,7 @@ fn plan_rejects_bad_problems() {
             layout: Layout::TN,
             ..p
         },
-        plan::DECODE_N32W8,
+        plan::DECODE_NT_N32W8,
     );
     assert!(
         matches!(decode_on_tn, Err(PlanError::Schedule { .. })),
@@ -1209,6 +1213,16 @@ fn plan_rejects_bad_problems() {
     assert!(
         matches!(&nt_variant_on_nn, Err(PlanError::Schedule { reason, .. }) if reason.contains("no decode_n16w8")),
         "{nt_variant_on_nn:?}"
+    );
+    // The 8-warp kernels share their name across layouts, not their parameters.
+    let nt_wide_on_nn = forced_decode(
+        problem(Tier::Bf16, Layout::NN, 8, 64, 64),
+        plan::DECODE_NT_N32W8,
+    );
+    assert!(
+        matches!(&nt_wide_on_nn, Err(PlanError::Schedule { reason, .. })
+            if reason.contains("no decode_n32w8") && reason.contains("stagger=128")),
+        "{nt_wide_on_nn:?}"
     );
     let big = plan::plan(
         &problem(Tier::Bf16, Layout::NN, 4096, 4096, 64),
@@ -1387,7 +1401,8 @@ fn planner_tiles_match_the_cuda_instantiations() {
         ]
     };
     for (alias, tile) in [
-        ("DecodeN32W8", plan::DECODE_N32W8),
+        ("DecodeNtN32W8", plan::DECODE_NT_N32W8),
+        ("DecodeNnN32W8", plan::DECODE_NN_N32W8),
         ("DecodeNtN16W8", plan::DECODE_NT_N16W8),
         ("DecodeNnN32W24", plan::DECODE_NN_N32W24),
         ("DecodeNnN32W16", plan::DECODE_NN_N32W16),

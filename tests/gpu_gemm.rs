@@ -1143,7 +1143,7 @@ fn bad_input_is_refused_before_launch() {
             &stream,
             Tier::Bf16,
             &GemmDesc::new(Layout::TN, 8, 64, 64)
-                .with_schedule(Schedule::Decode(plan::DECODE_N32W8)),
+                .with_schedule(Schedule::Decode(plan::DECODE_NT_N32W8)),
             &a,
             &b,
             &mut c,

@@ -303,15 +303,20 @@ pub const TILE_FMA_SMALL: FmaTile = FmaTile {
     tn: 4,
     min_blocks: 4,
 };
-/// NN and NT where `N / 32` exceeds the SM count (N = 8192 on the H200).
-pub const DECODE_N32W8: DecodeTile = DecodeTile {
+/// NT where `N / 32` exceeds the SM count (N = 8192 on the H200; bench run49).
+pub const DECODE_NT_N32W8: DecodeTile = DecodeTile {
     bn: 32,
     warps: 8,
-    unroll: 3,
-    l2_prefetch: false,
-    stagger_groups: 0,
+    unroll: 2,
+    l2_prefetch: true,
+    stagger_groups: 128,
     double_buffer: false,
     min_blocks: 2,
+};
+/// NN where `N / 32` exceeds the SM count: as NT's, without the stagger (bench run49).
+pub const DECODE_NN_N32W8: DecodeTile = DecodeTile {
+    stagger_groups: 0,
+    ..DECODE_NT_N32W8
 };
 /// NT, M <= 16.
 pub const DECODE_NT_N16W8: DecodeTile = DecodeTile {
@@ -529,8 +534,8 @@ pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
             ];
             // TN has no decode kernel: A would be read as [K][M].
             let decode: &[DecodeTile] = match layout {
-                Layout::NT => &[DECODE_NT_N16W8, DECODE_N32W8],
-                Layout::NN => &[DECODE_NN_N32W24, DECODE_NN_N32W16, DECODE_N32W8],
+                Layout::NT => &[DECODE_NT_N16W8, DECODE_NT_N32W8],
+                Layout::NN => &[DECODE_NN_N32W24, DECODE_NN_N32W16, DECODE_NN_N32W8],
                 Layout::TN => &[],
             };
             v.extend(decode.iter().copied().map(Schedule::Decode));
@@ -889,10 +894,11 @@ fn tiles(m: u32, n: u32, bm: u32, bn: u32) -> u64 {
 pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<(), String> {
     if !schedules(p.tier, p.layout).contains(schedule) {
         return Err(format!(
-            "the {} tier has no {} entry point for layout {}",
+            "the {} tier has no {} entry point for layout {} ({})",
             p.tier.name(),
             schedule.label(),
-            p.layout.name()
+            p.layout.name(),
+            schedule.describe()
         ));
     }
     let smem = match schedule {
@@ -1005,17 +1011,18 @@ fn select_skinny(p: &Problem, sms: u64, fitting: &[Schedule]) -> Option<MmaTile>
     fitting.contains(&Schedule::Mma(pick)).then_some(pick)
 }
 
-/// The decode variant for `p` (docs/kernels/gemm.md; run16 and run30 on the H200): with more
-/// 32-column blocks than SMs the 8-warp kernel, two blocks per SM; else NT takes the 16-column
-/// kernel for every M, NN picks by whether one n8 tile of rows holds M.
+/// The decode variant for `p` (docs/kernels/gemm.md; runs 16, 30 and 49 on the H200): with
+/// more 32-column blocks than SMs the 8-warp kernels, two blocks per SM (NT with a stagger, NN
+/// without); else NT takes the 16-column kernel for every M, NN picks by whether one n8 tile
+/// of rows holds M.
 fn select_decode(p: &Problem, sms: u64) -> DecodeTile {
-    if u64::from(p.n.div_ceil(DECODE_N32W8.bn)) > sms {
-        return DECODE_N32W8;
-    }
-    match (p.layout, p.m <= DECODE_ONE_ROW_TILE_M) {
-        (Layout::NT, _) => DECODE_NT_N16W8,
-        (_, true) => DECODE_NN_N32W24,
-        (_, false) => DECODE_NN_N32W16,
+    let wide = u64::from(p.n.div_ceil(DECODE_NT_N32W8.bn)) > sms;
+    match p.layout {
+        Layout::NT if wide => DECODE_NT_N32W8,
+        Layout::NT => DECODE_NT_N16W8,
+        _ if wide => DECODE_NN_N32W8,
+        _ if p.m <= DECODE_ONE_ROW_TILE_M => DECODE_NN_N32W24,
+        _ => DECODE_NN_N32W16,
     }
 }
 

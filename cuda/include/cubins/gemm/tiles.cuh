@@ -30,7 +30,8 @@ using TileFmaSmall = FmaTile<64, 64, 16, 4, 4, 4>;
 
 // Decode (M <= 16). Load: 0 ld.global.cs, 1 ld.global.nc.L1::no_allocate.L2::256B.
 //                               cols warps unroll load stagger-groups double-buffer min blocks/SM
-using DecodeN32W8 = DecodeTile<32, 8, 3, 0, 0, 0, 2>;       // NN, NT: N / 32 > #SMs
+using DecodeNtN32W8 = DecodeTile<32, 8, 2, 1, 128, 0, 2>;   // NT: N / 32 > #SMs
+using DecodeNnN32W8 = DecodeTile<32, 8, 2, 1, 0, 0, 2>;     // NN: N / 32 > #SMs
 using DecodeNtN16W8 = DecodeTile<16, 8, 4, 1, 128, 0, 2>;   // NT
 using DecodeNnN32W24 = DecodeTile<32, 24, 2, 1, 0, 0, 1>;   // NN, M <= 8
 using DecodeNnN32W16 = DecodeTile<32, 16, 1, 1, 32, 1, 1>;  // NN, M > 8
