@@ -894,7 +894,7 @@ fn tiles(m: u32, n: u32, bm: u32, bn: u32) -> u64 {
 pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<(), String> {
     if !schedules(p.tier, p.layout).contains(schedule) {
         return Err(format!(
-            "the {} tier has no {} entry point for layout {} ({})",
+            "the {} tier has no {} entry point for layout {} built as `{}`",
             p.tier.name(),
             schedule.label(),
             p.layout.name(),
