@@ -612,7 +612,7 @@ fn acc_smem_bytes<T>(kernel: &'static str, cols: usize, row_groups: u32) -> Resu
 /// its body (2 CTAs per SM at 64 registers is sm_90's budget). The PTX JIT and every other
 /// cubin carry a stub that traps.
 pub fn runs_clusters(route: &Route) -> bool {
-    route.kind == ArtifactKind::Cubin && matches!(route.arch, "sm_90" | "sm_90a")
+    route.kind == ArtifactKind::Cubin && route.code_cc == 90
 }
 
 /// Columns of a row's first half (cuda/rmsnorm.cu `ClusterHalf::half_cols`): the first
@@ -847,17 +847,13 @@ mod tests {
         assert_eq!(CLUSTER_CTAS, cu_constant(cu, "kClusterCtas"));
     }
 
-    fn route(kind: ArtifactKind, arch: &'static str) -> Route {
+    fn route(kind: ArtifactKind, arch: &'static str, code_cc: u32) -> Route {
         Route {
             kernel: "rmsnorm_bwd_bf16",
             file: "rmsnorm",
             kind,
             arch,
-            code_cc: arch
-                .trim_start_matches(|c: char| !c.is_ascii_digit())
-                .trim_end_matches('a')
-                .parse()
-                .unwrap(),
+            code_cc,
             sha256: "",
             toolkit: "13.0.88",
             device: crate::runtime::DeviceId {
@@ -870,12 +866,20 @@ mod tests {
 
     #[test]
     fn only_sm_90_cubins_run_the_cluster_kernel() {
-        assert!(runs_clusters(&route(ArtifactKind::Cubin, "sm_90")));
-        assert!(runs_clusters(&route(ArtifactKind::Cubin, "sm_90a")));
-        assert!(!runs_clusters(&route(ArtifactKind::PtxJit, "compute_80")));
-        assert!(!runs_clusters(&route(ArtifactKind::PtxJit, "compute_90")));
-        for arch in ["sm_80", "sm_86", "sm_89", "sm_100", "sm_120"] {
-            assert!(!runs_clusters(&route(ArtifactKind::Cubin, arch)), "{arch}");
+        use ArtifactKind::{Cubin, PtxJit};
+        assert!(runs_clusters(&route(Cubin, "sm_90", 90)));
+        assert!(runs_clusters(&route(Cubin, "sm_90a", 90)));
+        assert!(!runs_clusters(&route(PtxJit, "compute_80", 80)));
+        assert!(!runs_clusters(&route(PtxJit, "compute_90", 90)));
+        let others = [
+            ("sm_80", 80),
+            ("sm_86", 86),
+            ("sm_89", 89),
+            ("sm_100", 100),
+            ("sm_120", 120),
+        ];
+        for (arch, cc) in others {
+            assert!(!runs_clusters(&route(Cubin, arch, cc)), "{arch}");
         }
     }
 
