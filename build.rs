@@ -16,8 +16,10 @@ fn main() {
             .unwrap_or(1),
     };
     if let Err(message) = cubins_inspect::build_script::run(&ctx) {
-        // A plain message and exit code, not a panic backtrace.
-        eprintln!("{message}");
-        std::process::exit(1);
+        // Logged errors fail the build and cargo shows them first, not a panic backtrace.
+        print!(
+            "{}",
+            cubins_inspect::build_script::error_directives(&message)
+        );
     }
 }

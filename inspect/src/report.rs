@@ -1,7 +1,11 @@
 //! Rendering reports: one kernel's resources and occupancy as text (what snapshots hold),
-//! the kernels x arches markdown table, and the per-kernel JSON summary of the CLI.
+//! the kernels x arches markdown table, the one-line-per-cubin build summary, and the
+//! per-kernel JSON summary of the CLI.
 
+use crate::analyze::manifest_entry;
 use crate::build_script::ReportsFile;
+use crate::contract::violations;
+use crate::manifest::{Level, Manifest};
 use crate::model::{KernelReport, Limiter, Occupancy, Source, Sourced};
 use crate::sass::{class_matches, key_class_counts, KEY_CLASSES};
 use serde::{Deserialize, Serialize};
@@ -236,6 +240,174 @@ pub fn markdown_table(r: &ReportsFile) -> String {
     s
 }
 
+/// How the contracts of one cubin's kernels fared.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContractTally {
+    /// Violations that fail a build.
+    pub broken: usize,
+    /// Violations under `level = "warn"`: reported, not enforced.
+    pub warned: usize,
+    /// Violations allowed by a reviewed exception.
+    pub excepted: usize,
+    /// Entry points without a manifest entry (they fail a build).
+    pub unlisted: usize,
+}
+
+impl ContractTally {
+    /// Tallies `kernels` (of one cubin) against `manifest`.
+    pub fn of(kernels: &[KernelReport], manifest: &Manifest) -> ContractTally {
+        let mut t = ContractTally::default();
+        for k in kernels {
+            let Some((key, entry)) = manifest_entry(manifest, &k.mangled) else {
+                t.unlisted += 1;
+                continue;
+            };
+            let Some(c) = manifest.contract_for(key, &k.arch.sm_name()) else {
+                continue;
+            };
+            for v in violations(k, &c, entry) {
+                if c.exception
+                    .as_ref()
+                    .is_some_and(|e| e.allow.iter().any(|a| a == v.rule))
+                {
+                    t.excepted += 1;
+                } else if c.level == Some(Level::Warn) {
+                    t.warned += 1;
+                } else {
+                    t.broken += 1;
+                }
+            }
+        }
+        t
+    }
+
+    /// Whether every contract held (reviewed exceptions count as held).
+    pub fn held(&self) -> bool {
+        self.broken == 0 && self.warned == 0 && self.unlisted == 0
+    }
+
+    /// `held`, `held (2 excepted)`, `3 broken, 1 unlisted`.
+    pub fn cell(&self) -> String {
+        let mut parts = Vec::new();
+        for (n, what) in [
+            (self.broken, "broken"),
+            (self.warned, "warned"),
+            (self.unlisted, "unlisted"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {what}"));
+            }
+        }
+        let excepted = (self.excepted > 0).then(|| format!("{} excepted", self.excepted));
+        match (parts.is_empty(), excepted) {
+            (true, None) => "held".into(),
+            (true, Some(e)) => format!("held ({e})"),
+            (false, e) => parts.into_iter().chain(e).collect::<Vec<_>>().join(", "),
+        }
+    }
+}
+
+/// `12% (1 blk)`: the lowest occupancy of any kernel at any block size it declares.
+fn worst_occupancy(kernels: &[KernelReport]) -> String {
+    kernels
+        .iter()
+        .flat_map(|k| &k.occupancy)
+        .min_by_key(|o| (o.occupancy_pct, o.blocks_per_sm))
+        .map_or("-".into(), |o| {
+            format!("{}% ({} blk)", o.occupancy_pct, o.blocks_per_sm)
+        })
+}
+
+/// Spilled bytes (stored plus loaded) of the kernels and the callees charged to them.
+fn spill_bytes(kernels: &[KernelReport]) -> u32 {
+    kernels
+        .iter()
+        .map(|k| {
+            k.spill_stores
+                + k.spill_loads
+                + k.callee_spills
+                    .iter()
+                    .map(|c| c.spill_stores + c.spill_loads)
+                    .sum::<u32>()
+        })
+        .sum()
+}
+
+/// A build in one line per kernel file x arch: entry points, the most registers any of them
+/// uses, spilled bytes, the worst occupancy, and how the contracts fared; then a total.
+pub fn build_summary(r: &ReportsFile, manifest: &Manifest) -> String {
+    let header = [
+        "kernel file",
+        "arch",
+        "kernels",
+        "max regs",
+        "spill B",
+        "worst occupancy",
+        "contracts",
+    ];
+    let mut rows: Vec<[String; 7]> = Vec::new();
+    let mut failing = 0;
+    for f in &r.files {
+        for c in &f.cubins {
+            let ks = &c.report.kernels;
+            let tally = ContractTally::of(ks, manifest);
+            failing += usize::from(!tally.held());
+            rows.push([
+                format!("{}.cu", f.name),
+                c.report.arch.sm_name(),
+                ks.len().to_string(),
+                ks.iter()
+                    .map(|k| k.registers.value)
+                    .max()
+                    .unwrap_or(0)
+                    .to_string(),
+                spill_bytes(ks).to_string(),
+                worst_occupancy(ks),
+                tally.cell(),
+            ]);
+        }
+    }
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let line = |cells: [&str; 7]| -> String {
+        let mut l = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            // Text columns left-aligned, figures right-aligned.
+            let _ = match i {
+                0 | 1 | 5 | 6 => write!(l, "{cell:<w$}  "),
+                _ => write!(l, "{cell:>w$}  "),
+            };
+        }
+        l.trim_end().to_string() + "\n"
+    };
+    let mut s = format!("CUDA {}: kernel files x arches\n", r.toolkit);
+    s.push_str(&line(header));
+    for row in &rows {
+        s.push_str(&line(row.each_ref().map(String::as_str)));
+    }
+    let kernels: usize = r
+        .files
+        .iter()
+        .flat_map(|f| &f.cubins)
+        .map(|c| c.report.kernels.len())
+        .sum();
+    let _ = writeln!(
+        s,
+        "{} cubins, {kernels} kernels: {}",
+        rows.len(),
+        if failing == 0 {
+            "every contract held".to_string()
+        } else {
+            format!("contracts failed in {failing} of them")
+        }
+    );
+    s
+}
+
 /// One kernel in the CLI's JSON: the figures a script needs, without the SASS.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelSummary {
@@ -367,6 +539,114 @@ mod tests {
             (1, 0)
         );
         assert_eq!(key_classes_cell(&s.opcode_histogram), "LDGSTS.128:1");
+    }
+
+    fn reports_of(cubins: Vec<KernelReport>) -> ReportsFile {
+        ReportsFile {
+            toolkit: "13.0.88".into(),
+            toolkit_major_minor: "13.0".into(),
+            files: vec![crate::build_script::FileEntry {
+                name: "t".into(),
+                source_digest: String::new(),
+                cubins: cubins
+                    .into_iter()
+                    .map(|k| crate::build_script::CubinEntry {
+                        sha256: String::new(),
+                        report: crate::model::CubinReport {
+                            arch: k.arch,
+                            warnings: vec![],
+                            kernels: vec![k],
+                        },
+                    })
+                    .collect(),
+            }],
+        }
+    }
+
+    const MANIFEST: &str = r#"
+[kernels."_ZN2ns1kIiEEvPi"]
+file = "t.cu"
+[kernels."_ZN2ns1kIiEEvPi".contract]
+max_registers = 32
+spills = false
+"#;
+
+    #[test]
+    fn summary_has_one_line_per_cubin_and_says_which_contracts_broke() {
+        let mut greedy = kernel();
+        greedy.arch = Arch::new(80);
+        greedy.registers.value = 40;
+        greedy.spill_stores = 8;
+        greedy.spill_loads = 12;
+        greedy.occupancy[0].occupancy_pct = 25;
+        greedy.occupancy[0].blocks_per_sm = 4;
+        let r = reports_of(vec![greedy, kernel()]);
+        let m = Manifest::parse(MANIFEST, "kernels.toml").unwrap();
+        let text = build_summary(&r, &m);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5, "title, header, 2 cubins, total:\n{text}");
+        let cells = |l: &str| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            cells(lines[1]),
+            [
+                "kernel file",
+                "arch",
+                "kernels",
+                "max regs",
+                "spill B",
+                "worst occupancy",
+                "contracts"
+            ]
+        );
+        assert_eq!(
+            cells(lines[2]),
+            ["t.cu", "sm_80", "1", "40", "20", "25% (4 blk)", "2 broken"]
+        );
+        assert_eq!(
+            cells(lines[3]),
+            ["t.cu", "sm_90", "1", "24", "0", "100% (16 blk)", "held"]
+        );
+        assert_eq!(
+            lines[4],
+            "2 cubins, 2 kernels: contracts failed in 1 of them"
+        );
+        assert!(lines.iter().all(|l| l.len() <= 100), "{text}");
+    }
+
+    #[test]
+    fn tally_tells_exceptions_warnings_and_unlisted_kernels_apart() {
+        let mut greedy = kernel();
+        greedy.registers.value = 40;
+        let excepted = format!("{MANIFEST}[kernels.\"_ZN2ns1kIiEEvPi\".contract.exception]\nallow = [\"max_registers\"]\nreason = \"reviewed\"\n");
+        let m = Manifest::parse(&excepted, "k.toml").unwrap();
+        let t = ContractTally::of(std::slice::from_ref(&greedy), &m);
+        assert_eq!(
+            (t.excepted, t.held(), t.cell()),
+            (1, true, "held (1 excepted)".to_string())
+        );
+        let warn = MANIFEST.replace("spills = false", "spills = false\nlevel = \"warn\"");
+        let m = Manifest::parse(&warn, "k.toml").unwrap();
+        let t = ContractTally::of(std::slice::from_ref(&greedy), &m);
+        assert_eq!(
+            (t.warned, t.held(), t.cell()),
+            (1, false, "1 warned".to_string())
+        );
+        let t = ContractTally::of(&[greedy], &Manifest::default());
+        assert_eq!(t.cell(), "1 unlisted");
+        let all_held = build_summary(
+            &reports_of(vec![kernel()]),
+            &Manifest::parse(MANIFEST, "k.toml").unwrap(),
+        );
+        assert!(
+            all_held.ends_with("1 cubins, 1 kernels: every contract held\n"),
+            "{all_held}"
+        );
     }
 
     #[test]

@@ -327,12 +327,32 @@ fn report_of_the_latest_build_and_diff() {
     let json = serde_json::to_string(&reports).unwrap();
     std::fs::write(out.join("reports.json"), &json).unwrap();
 
-    let o = Command::new(env!("CARGO_BIN_EXE_cubins-inspect"))
-        .args(["report", "--build", "--features", "sm90a"])
-        .env("CARGO_TARGET_DIR", &target)
-        .current_dir(workspace_root())
-        .output()
-        .unwrap();
+    let report_build = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cubins-inspect"))
+            .args(["report", "--build"])
+            .args(extra)
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(workspace_root())
+            .output()
+            .unwrap()
+    };
+    // It reads a finished build: anything but --json is a mistake, not something to ignore.
+    for (extra, says) in [
+        (&["--features", "sm90a"][..], "unknown option `--features`"),
+        (
+            &["sm90a"][..],
+            "report --build takes only --json, not sm90a",
+        ),
+        (
+            &["--arch", "sm_90"][..],
+            "takes only --json, not --arch sm_90",
+        ),
+    ] {
+        let o = report_build(extra);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{extra:?}: {}", stderr(&o));
+    }
+    let o = report_build(&[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let table = stdout(&o);
     assert!(table.contains("| kernel | file | arch | regs | spills st/ld | stack | smem | occupancy | key opcode classes | flags |"), "{table}");

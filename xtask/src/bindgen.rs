@@ -3,10 +3,13 @@
 //! so users of the crate need no libclang; `--check` (and this module's test) fails when the
 //! committed file is not what bindgen makes of the header now.
 //!
-//! Needs libclang at run time (`apt-get install -y libclang-dev`).
+//! Needs libclang at run time: `LIBCLANG_PATH`'s when set, else the one `cargo xtask setup`
+//! installs from PyPI into `.cuda/libclang/`, else the system's.
 
-use crate::{root, Result};
-use std::path::PathBuf;
+use crate::{root, setup, Result};
+use clang_sys::SharedLibrary;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 /// Set to run the test suite on a machine without libclang: the bindings check then prints
 /// a SKIPPED line instead of failing.
@@ -27,11 +30,44 @@ fn output() -> PathBuf {
     root().join("src/params.rs")
 }
 
-/// Whether libclang can be loaded here (bindgen panics without it, so ask first).
+/// Loads libclang for this thread, or says why it cannot (bindgen panics without it, so
+/// ask first). Bindgen uses the library loaded here.
 pub fn libclang_available() -> std::result::Result<(), String> {
-    clang_sys::load().map_err(|e| {
-        format!("libclang could not be loaded ({e}); install it: apt-get install -y libclang-dev")
+    static LOADED: OnceLock<std::result::Result<Arc<SharedLibrary>, String>> = OnceLock::new();
+    if clang_sys::is_loaded() {
+        return Ok(());
+    }
+    let library = LOADED.get_or_init(|| load_libclang(&root().join(setup::LIBCLANG_DIR)));
+    clang_sys::set_library(Some(library.clone()?));
+    Ok(())
+}
+
+/// `LIBCLANG_PATH` when set, else the repo-local wheel's library, else the system's.
+/// clang-sys finds libclang only through `LIBCLANG_PATH` (else it searches the system), so
+/// the repo-local one goes through that variable; set once, before any libclang call.
+fn load_libclang(repo_local: &Path) -> std::result::Result<Arc<SharedLibrary>, String> {
+    let mut errors = Vec::new();
+    if std::env::var_os("LIBCLANG_PATH").is_none() && repo_local.join("libclang.so").is_file() {
+        std::env::set_var("LIBCLANG_PATH", repo_local);
+        match load_here() {
+            Ok(library) => return Ok(library),
+            Err(e) => errors.push(e),
+        }
+        std::env::remove_var("LIBCLANG_PATH");
+    }
+    load_here().map_err(|e| {
+        errors.push(e);
+        format!(
+            "libclang could not be loaded ({}); run `cargo xtask setup`, which installs it into {}",
+            errors.join("; "),
+            repo_local.display()
+        )
     })
+}
+
+fn load_here() -> std::result::Result<Arc<SharedLibrary>, String> {
+    clang_sys::load()?;
+    clang_sys::get_library().ok_or_else(|| "libclang was loaded, then gone".into())
 }
 
 /// The bindings bindgen generates from the header now.
@@ -39,7 +75,7 @@ pub fn generate() -> Result<String> {
     generate_from(&header())
 }
 
-fn generate_from(header: &std::path::Path) -> Result<String> {
+fn generate_from(header: &Path) -> Result<String> {
     libclang_available()?;
     let bindings = ::bindgen::Builder::default()
         .header(header.to_string_lossy())
@@ -48,6 +84,7 @@ fn generate_from(header: &std::path::Path) -> Result<String> {
             regex_escape(&header.file_name().unwrap_or_default().to_string_lossy())
         ))
         .clang_args(["-x", "c", "-std=c11", "-Wno-pragma-once-outside-header"])
+        .clang_args(compiler_headers().map(|d| format!("-idirafter{}", d.display())))
         .use_core()
         .derive_default(true)
         .derive_eq(true)
@@ -59,6 +96,26 @@ fn generate_from(header: &std::path::Path) -> Result<String> {
         .generate()
         .map_err(|e| format!("bindgen on {}: {e}", header.display()))?;
     rustfmt(&bindings.to_string())
+}
+
+/// The C compiler's own headers (`stddef.h`, `stdbool.h`), searched last: the PyPI libclang
+/// ships without clang's, while `stdint.h` and the rest come from the C library.
+fn compiler_headers() -> Option<PathBuf> {
+    let compiler = cc::Build::new()
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .opt_level(0)
+        .target(crate::stub::current_target())
+        .host(crate::stub::current_target())
+        .try_get_compiler()
+        .ok()?;
+    let out = compiler
+        .to_command()
+        .arg("-print-file-name=include")
+        .output()
+        .ok()?;
+    let dir = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    dir.join("stddef.h").is_file().then_some(dir)
 }
 
 fn regex_escape(s: &str) -> String {
@@ -188,6 +245,20 @@ mod tests {
             Some(&Layout { size: 4, align: 2 }),
             "{text}"
         );
+    }
+
+    #[test]
+    fn compiler_headers_resolve_where_the_wheel_has_none() {
+        if !libclang_or_skip("bindgen with <stddef.h> and <stdbool.h>") {
+            return;
+        }
+        let h = header_in_temp(
+            "builtin",
+            "#pragma once\n#include <stddef.h>\n#include <stdbool.h>\n#include <stdint.h>\n\
+             typedef struct Sized { size_t n; bool ok; uint8_t pad[7]; } Sized;\n",
+        );
+        let text = generate_from(&h).unwrap();
+        assert!(text.contains("pub struct Sized"), "{text}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 mod bindgen;
 mod bundle;
+mod prebuild;
 mod setup;
 mod stub;
 mod tasks;
@@ -13,13 +14,16 @@ type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 const HELP: &str = "\
 cargo xtask <task>
 
-  setup             install the pinned CUDA toolchain (NVIDIA wheels from PyPI) into .cuda/
-  build [ARGS]      setup, then build every kernel (cargo build ARGS) and print a per-kernel summary
-  test [ARGS]       setup, link stub, then the whole suite with the runtime
-                    (cargo test --workspace --no-fail-fast --features cubins/cust ARGS),
-                    no GPU or driver needed
+  setup             install the pinned CUDA toolchain (NVIDIA wheels from PyPI) and libclang
+                    (its PyPI wheel, for `bindgen`) into .cuda/
+  build [ARGS]      setup, compile the kernels (a line per nvcc job), cargo build ARGS, and
+                    print a line per kernel file x arch (per kernel: inspect report --build)
+  test [ARGS]       setup, link stub, kernels for every arch (CUBINS_ARCHS=all unless
+                    CUBINS_ARCHS or CUDA_COMPUTE_CAP is set; a line per nvcc job), then the
+                    whole suite with the runtime (cargo test --workspace --no-fail-fast
+                    --features cubins/cust ARGS), no GPU or driver needed
   link-stub         build target/cuda-stub/lib64/libcuda.so: a driver stand-in to link `cust`
-  bindgen [--check] regenerate src/params.rs from cuda/include/cubins/params.h (needs libclang)
+  bindgen [--check] regenerate src/params.rs from cuda/include/cubins/params.h (libclang from setup)
   gpu-bundle [--out DIR]
                     GPU tests + benchmarks (release, sm_90 included), stripped, with run.sh,
                     into DIR (default bundle/); on the GPU machine: bash DIR/run.sh RESULTS all

@@ -2,9 +2,10 @@
 //! (git-ignored). Pinned: the 13.0 compiler matches the GPU machines' 580 driver, whose
 //! JIT rejects PTX from newer toolkits; nvvm is pinned too, since an unpinned one emits PTX
 //! the 13.0 ptxas rejects; cuobjdump and nvdisasm start at 13.2 on PyPI and read 13.0 cubins.
+//! Also libclang's wheel into `.cuda/libclang/`, for the bindings check (`xtask::bindgen`).
 
 use crate::{root, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub const WHEELS: &[(&str, &str)] = &[
@@ -17,63 +18,135 @@ pub const WHEELS: &[(&str, &str)] = &[
     ("nvidia-cuda-nvdisasm", "13.2.86"),
 ];
 
-/// Installs (if needed) and returns the toolchain's `bin/` folder.
+/// libclang for `cargo xtask bindgen` (and its tests), from its PyPI wheel: the shared
+/// library ships inside the package (`clang/native/libclang.so`).
+pub const LIBCLANG_WHEELS: &[(&str, &str)] = &[("libclang", "18.1.1")];
+
+/// Where the libclang wheel goes, and the folder holding its `libclang.so`, from the root.
+pub const LIBCLANG_SITE: &str = ".cuda/libclang";
+pub const LIBCLANG_DIR: &str = ".cuda/libclang/clang/native";
+
+/// Installs (if needed) the CUDA toolchain and libclang; returns the toolchain's `bin/`.
 pub fn run() -> Result<PathBuf> {
     let root = root();
-    let site = root.join(".cuda/site");
     let bin = root.join(cubins_inspect::toolchain::discover::REPO_LOCAL_BIN);
-    let stamp = root.join(".cuda/installed.txt");
-    let wanted: String = WHEELS.iter().map(|(n, v)| format!("{n}=={v}\n")).collect();
-    let ready =
-        bin.join("nvcc").is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted);
-    if !ready {
-        println!(
-            "xtask setup: installing the CUDA toolchain wheels into {}",
-            site.display()
-        );
-        let _ = std::fs::remove_dir_all(&site);
-        let python = ["python3", "python"]
-            .into_iter()
-            .find(|p| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()))
-            .ok_or("no python3 with pip found; install Python 3 with pip, or point NVCC at a CUDA toolkit")?;
-        let status = Command::new(python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--target",
-            ])
-            .arg(&site)
-            .args(WHEELS.iter().map(|(n, v)| format!("{n}=={v}")))
-            .status()?;
-        if !status.success() {
-            return Err(format!("pip install of the CUDA wheels failed ({status})").into());
-        }
-        std::fs::write(&stamp, &wanted)?;
-    }
-    let version = Command::new(bin.join("nvcc")).arg("--version").output()?;
-    let version = String::from_utf8_lossy(&version.stdout);
-    let release = version
-        .lines()
-        .find(|l| l.contains("release"))
-        .unwrap_or("?")
-        .trim()
-        .to_string();
+    let cuda = install(
+        WHEELS,
+        &root.join(".cuda/site"),
+        &root.join(".cuda/installed.txt"),
+        &bin.join("nvcc"),
+    )?;
+    let libclang_dir = root.join(LIBCLANG_DIR);
+    let libclang = install(
+        LIBCLANG_WHEELS,
+        &root.join(LIBCLANG_SITE),
+        &root.join(".cuda/libclang.txt"),
+        &libclang_dir.join("libclang.so"),
+    )?;
     println!(
         "xtask setup: CUDA toolchain {} at {}",
-        if ready {
-            "already installed"
-        } else {
-            "installed"
-        },
+        cuda.word(),
         bin.display()
     );
-    println!("  nvcc: {release}");
+    println!("  nvcc: {}", nvcc_release(&bin)?);
     for (n, v) in WHEELS {
         println!("  {n} {v}");
     }
+    println!(
+        "xtask setup: libclang {} {} at {}",
+        LIBCLANG_WHEELS[0].1,
+        libclang.word(),
+        libclang_dir.display()
+    );
     Ok(bin)
+}
+
+/// `Cuda compilation tools, release 13.0, V13.0.88`
+fn nvcc_release(bin: &Path) -> Result<String> {
+    let out = Command::new(bin.join("nvcc")).arg("--version").output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let release = text.lines().find(|l| l.contains("release")).unwrap_or("?");
+    Ok(release.trim().to_string())
+}
+
+/// Whether [`install`] found the wheels in place or put them there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Installed {
+    Already,
+    Now,
+}
+
+impl Installed {
+    fn word(self) -> &'static str {
+        match self {
+            Installed::Already => "already installed",
+            Installed::Now => "installed",
+        }
+    }
+}
+
+/// `name==version` lines: what a stamp records.
+fn pins(wheels: &[(&str, &str)]) -> String {
+    wheels.iter().map(|(n, v)| format!("{n}=={v}\n")).collect()
+}
+
+/// `pip install --target site` of `wheels`, unless `stamp` says exactly these are installed
+/// and `probe` (a file the wheels provide) is there.
+fn install(wheels: &[(&str, &str)], site: &Path, stamp: &Path, probe: &Path) -> Result<Installed> {
+    let wanted = pins(wheels);
+    if probe.is_file() && std::fs::read_to_string(stamp).is_ok_and(|s| s == wanted) {
+        return Ok(Installed::Already);
+    }
+    println!(
+        "xtask setup: installing {} into {}",
+        wanted.trim_end().replace('\n', ", "),
+        site.display()
+    );
+    let _ = std::fs::remove_dir_all(site);
+    let status = Command::new(python()?)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--target",
+        ])
+        .arg(site)
+        .args(wanted.lines())
+        .status()?;
+    if !status.success() {
+        return Err(format!("pip install of {} failed ({status})", wanted.trim_end()).into());
+    }
+    std::fs::write(stamp, &wanted)?;
+    Ok(Installed::Now)
+}
+
+fn python() -> Result<&'static str> {
+    let works = |p: &&str| {
+        Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    Ok(["python3", "python"].into_iter().find(works).ok_or(
+        "no python3 with pip found; install Python 3 with pip, or point NVCC at a CUDA toolkit",
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_pin_every_wheel_and_keep_their_format() {
+        // The format of `.cuda/installed.txt` from earlier setups: a change reinstalls CUDA.
+        assert_eq!(
+            pins(&[("nvidia-cuda-nvcc", "13.0.88"), ("nvidia-nvvm", "13.0.88")]),
+            "nvidia-cuda-nvcc==13.0.88\nnvidia-nvvm==13.0.88\n"
+        );
+        assert_eq!(pins(LIBCLANG_WHEELS), "libclang==18.1.1\n");
+        assert!(LIBCLANG_DIR.starts_with(LIBCLANG_SITE));
+    }
 }

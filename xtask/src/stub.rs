@@ -71,47 +71,56 @@ pub fn loader_path(stub_root: &Path) -> std::ffi::OsString {
     std::env::join_paths(paths).unwrap_or_default()
 }
 
-/// `cust_raw`'s generated driver bindings, from the cargo registry the workspace resolved.
+/// `cust_raw`'s generated driver bindings. `cargo metadata` says where the workspace's
+/// copy of it lies, downloading it first when it is missing (a fresh clone, a fresh
+/// `CARGO_HOME`), which also covers vendored and replaced sources.
 fn cust_raw_bindings() -> Result<PathBuf> {
-    let version = locked_version("cust_raw")?;
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
-        .ok_or("neither CARGO_HOME nor HOME is set")?;
-    let registry = home.join("registry/src");
-    let wanted = format!("cust_raw-{version}");
-    for index in std::fs::read_dir(&registry)?.flatten() {
-        let candidate = index.path().join(&wanted).join("src/cuda.rs");
-        if candidate.is_file() {
-            return Ok(candidate);
-        }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(root())
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--features",
+            "cubins/cust",
+        ])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("running cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo metadata failed ({}): cannot find cust_raw's sources",
+            out.status
+        )
+        .into());
     }
-    Err(format!(
-        "{wanted} sources not found under {}; run `cargo fetch` first",
-        registry.display()
-    )
-    .into())
+    let manifest = package_manifest(&String::from_utf8_lossy(&out.stdout), "cust_raw")?;
+    let bindings = manifest.with_file_name("src").join("cuda.rs");
+    if !bindings.is_file() {
+        return Err(format!(
+            "{} is missing: not the cust_raw this stub reads",
+            bindings.display()
+        )
+        .into());
+    }
+    Ok(bindings)
 }
 
-/// The version of `package` in Cargo.lock.
-fn locked_version(package: &str) -> Result<String> {
-    let lock = std::fs::read_to_string(root().join("Cargo.lock"))?;
-    let needle = format!("name = \"{package}\"");
-    let mut lines = lock.lines();
-    while let Some(line) = lines.next() {
-        if line.trim() == needle {
-            if let Some(v) = lines
-                .next()
-                .and_then(|l| l.trim().strip_prefix("version = "))
-            {
-                return Ok(v.trim_matches('"').to_string());
-            }
-        }
-    }
-    Err(
-        format!("{package} is not in Cargo.lock (is the `cust` feature's dependency resolved?)")
-            .into(),
-    )
+/// The `Cargo.toml` of `package` in `cargo metadata` output.
+fn package_manifest(metadata: &str, package: &str) -> Result<PathBuf> {
+    let doc: serde_json::Value = serde_json::from_str(metadata)?;
+    doc["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == package)
+        .and_then(|p| p["manifest_path"].as_str())
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            format!("{package} is not among the workspace's dependencies (is the `cust` feature's dependency resolved?)")
+                .into()
+        })
 }
 
 /// Every `pub fn cu*` name in bindgen output, sorted and deduplicated.
@@ -172,7 +181,7 @@ fn env_or(key: &str, default: &str) -> String {
     std::env::var(key).unwrap_or_else(|_| default.to_string())
 }
 
-fn current_target() -> &'static str {
+pub(crate) fn current_target() -> &'static str {
     if cfg!(target_arch = "aarch64") {
         "aarch64-unknown-linux-gnu"
     } else {
@@ -190,6 +199,21 @@ mod tests {
                     extern \"C\" { pub fn cuCtxCreate_v2 (pctx: *mut CUcontext) -> CUresult; }\n\
                     pub fn helper() {}\npub fn cuInit(x: u32) -> CUresult;\npub type cuFoo = u32;";
         assert_eq!(driver_symbols(text), vec!["cuCtxCreate_v2", "cuInit"]);
+    }
+
+    #[test]
+    fn finds_a_package_in_cargo_metadata() {
+        let metadata = r#"{"packages": [
+            {"name": "cust", "manifest_path": "/h/registry/src/i/cust-0.3.2/Cargo.toml"},
+            {"name": "cust_raw", "manifest_path": "/h/registry/src/i/cust_raw-0.11.3/Cargo.toml"}
+        ]}"#;
+        assert_eq!(
+            package_manifest(metadata, "cust_raw").unwrap(),
+            PathBuf::from("/h/registry/src/i/cust_raw-0.11.3/Cargo.toml")
+        );
+        let e = package_manifest(metadata, "half").unwrap_err().to_string();
+        assert!(e.contains("half is not among"), "{e}");
+        assert!(package_manifest("not json", "cust_raw").is_err());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use cubins_inspect::manifest::Manifest;
 use cubins_inspect::model::CubinReport;
 use cubins_inspect::pipeline::BuildError;
 use cubins_inspect::report::{self, KernelSummary};
-use cubins_inspect::toolchain::Toolchain;
+use cubins_inspect::toolchain::{cache, Toolchain};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -20,11 +20,11 @@ cubins-inspect: resource and SASS reports of CUDA kernels, without a GPU
 
 USAGE:
   cubins-inspect report [--json] [--arch sm_XX ...]
-      compile this workspace's cuda/ (cached under target/cubins-inspect/, or CUBINS_CACHE_DIR) and print a
-      kernels x arches table (registers, spills, stack, smem, occupancy, key opcode classes)
-      and the contract check, or the full reports as JSON
+      compile this workspace's cuda/ (through the cache `cargo build` uses: target/cubins-cache/,
+      or CUBINS_CACHE_DIR) and print a kernels x arches table (registers, spills, stack, smem,
+      occupancy, key opcode classes) and the contract check, or the full reports as JSON
   cubins-inspect report --build [--json]
-      the table of the most recent `cargo build` (its OUT_DIR/reports.json)
+      the table of the most recent `cargo build` (its OUT_DIR/reports.json); no other arguments
   cubins-inspect diff A B [--arch sm_XX ...]
       register, spill, stack, smem, occupancy and opcode-class deltas per kernel; A and B are
       report JSON files (`report --json`, a build's reports.json), checkout folders, or git
@@ -34,8 +34,18 @@ USAGE:
       inspect any kernel file or cubin; with --contracts, check the manifest's entries for
       this file (exit status 1 on a violation)
 
-Arches: sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_120 (also written 90a or sm90a).
+`report` and `diff` without --arch take CUBINS_ARCHS, else CUDA_COMPUTE_CAP, else the default
+arches, as `cargo build` does.
 ";
+
+/// The usage text with the supported arches.
+fn usage() -> String {
+    let names: Vec<String> = SUPPORTED.iter().map(|a| a.sm_name()).collect();
+    format!(
+        "{USAGE}Arches: {}, or `all` (also written 89, 8.9, sm89, compute_89, 90a, 9.0a).\n",
+        names.join(" ")
+    )
+}
 
 enum CliError {
     /// Bad command line: the message and the usage text, exit status 2.
@@ -84,10 +94,6 @@ fn parse_args(args: &[String]) -> CliResult<Opts> {
                     .extend(Arch::parse_list(&v).map_err(|e| CliError::Usage(e.to_string()))?);
             }
             "--contracts" => o.contracts = Some(PathBuf::from(value("--contracts")?)),
-            // `cargo xtask build --features ...` forwards its features; the newest build is the one it made.
-            "--features" => {
-                value("--features")?;
-            }
             "-h" | "--help" => o.positional.insert(0, "help".into()),
             f if f.starts_with('-') => {
                 return Err(CliError::Usage(format!("unknown option `{a}`")))
@@ -105,7 +111,7 @@ fn main() {
     let code = match parse_args(&args).and_then(|o| run(&o)) {
         Ok(code) => code,
         Err(CliError::Usage(m)) => {
-            eprintln!("cubins-inspect: {m}\n\n{USAGE}");
+            eprintln!("cubins-inspect: {m}\n\n{}", usage());
             2
         }
         Err(CliError::Failed(m)) => {
@@ -119,10 +125,13 @@ fn main() {
 fn run(o: &Opts) -> CliResult<i32> {
     match o.positional.first().map(String::as_str) {
         None | Some("help") => {
-            print!("{USAGE}");
+            print!("{}", usage());
             Ok(0)
         }
-        Some("report") if o.build => report_build(o),
+        Some("report") if o.build => {
+            only_json(o, "report --build")?;
+            report_build(o)
+        }
         Some("report") => report_workspace(o),
         Some("diff") => match o.positional.as_slice() {
             [_, a, b] => diff_cmd(o, a, b),
@@ -135,6 +144,28 @@ fn run(o: &Opts) -> CliResult<i32> {
             "unexpected arguments: {}",
             o.positional.join(" ")
         ))),
+    }
+}
+
+/// `what` reads a finished build: it takes `--json` and nothing else.
+fn only_json(o: &Opts, what: &str) -> CliResult {
+    let extra: Vec<String> = o.positional[1..]
+        .iter()
+        .cloned()
+        .chain(o.archs.iter().map(|a| format!("--arch {a}")))
+        .chain(
+            o.contracts
+                .iter()
+                .map(|c| format!("--contracts {}", c.display())),
+        )
+        .collect();
+    if extra.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!(
+            "{what} takes only --json, not {}",
+            extra.join(" ")
+        )))
     }
 }
 
@@ -174,7 +205,8 @@ fn toolchain(root: &Path, archs: &[Arch]) -> CliResult<Toolchain> {
     Ok(tc)
 }
 
-/// `--arch` when given, else what a `cargo build` would select (`CUBINS_ARCHS` or the default).
+/// `--arch` when given, else what a `cargo build` would select (`CUBINS_ARCHS`,
+/// `CUDA_COMPUTE_CAP` or the default).
 fn archs_or_default(o: &Opts) -> CliResult<Vec<Arch>> {
     if !o.archs.is_empty() {
         return Ok(o.archs.clone());
@@ -182,7 +214,7 @@ fn archs_or_default(o: &Opts) -> CliResult<Vec<Arch>> {
     let env = |k: &str| std::env::var(k).ok();
     build_script::select_archs(&env)
         .map(|(a, _)| a)
-        .map_err(|e| CliError::Usage(format!("CUBINS_ARCHS: {e}")))
+        .map_err(|e| CliError::Usage(e.to_string()))
 }
 
 fn print_json<T: Serialize>(v: &T) -> CliResult {
@@ -217,11 +249,8 @@ fn compile_dir(
     manifest: &Manifest,
 ) -> CliResult<ReportsFile> {
     let tc = toolchain(root, archs)?;
-    // Shared with `cargo build` when CUBINS_CACHE_DIR points both at one cache.
-    let cache = std::env::var_os("CUBINS_CACHE_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| target_dir(root).join("cubins-inspect").join("cache"));
+    // The cache `cargo build` uses too.
+    let cache = cache::dir_for_target_dir(&|k| std::env::var(k).ok(), &target_dir(root));
     let what = match only.first() {
         Some(f) => source_dir.join(f).display().to_string(),
         None => source_dir.display().to_string(),
@@ -375,6 +404,8 @@ fn inspect_file(o: &Opts, file: &Path) -> CliResult<i32> {
             let mut m = Manifest::load(p).map_err(|e| CliError::Failed(e.to_string()))?;
             m.kernels
                 .retain(|_, e| e.file.split('.').next() == Some(stem.as_str()));
+            // A file inspected alone builds for exactly the arches asked.
+            m.arch_specific = None;
             m
         }
         None => Manifest::default(),

@@ -5,6 +5,10 @@
 //! reported. The *object* key hashes the manifest key with the contents of every file on that
 //! list, so an edited header changes the object key of exactly the jobs that include it.
 //! Objects are folders holding the artifact and everything derived from it.
+//!
+//! Every build of a workspace shares one cache ([`DEFAULT_DIR_NAME`] in cargo's target
+//! directory), builds running at once included: objects and manifests are written under
+//! `tmp/` and renamed into place, and a complete object is never replaced.
 
 use sha2::{Digest, Sha256};
 use std::fs;
@@ -31,6 +35,56 @@ pub fn key_of(parts: &[&str]) -> String {
         h.update(p.as_bytes());
     }
     hex(&h.finalize())
+}
+
+/// The default cache's folder in cargo's target directory: one cache for every build of the
+/// workspace (each profile, feature set, target, and the `cubins-inspect` CLI).
+pub const DEFAULT_DIR_NAME: &str = "cubins-cache";
+
+/// Overrides the default cache folder.
+pub const DIR_VAR: &str = "CUBINS_CACHE_DIR";
+
+/// `CUBINS_CACHE_DIR` if set and not empty.
+pub fn dir_override(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    env(DIR_VAR).filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// The cache of the `cubins-inspect` CLI and xtask: `CUBINS_CACHE_DIR`, else the default
+/// folder in `target_dir`.
+pub fn dir_for_target_dir(env: &dyn Fn(&str) -> Option<String>, target_dir: &Path) -> PathBuf {
+    dir_override(env).unwrap_or_else(|| target_dir.join(DEFAULT_DIR_NAME))
+}
+
+/// The cache of a build script: `CUBINS_CACHE_DIR`, else the default folder in the target
+/// directory that holds `out_dir`, else (an `OUT_DIR` of unknown shape) `out_dir/cache`.
+pub fn dir_for_build_script(env: &dyn Fn(&str) -> Option<String>, out_dir: &Path) -> PathBuf {
+    dir_override(env).unwrap_or_else(|| {
+        target_dir_of_out_dir(out_dir, env("TARGET").as_deref())
+            .map(|t| t.join(DEFAULT_DIR_NAME))
+            .unwrap_or_else(|| out_dir.join("cache"))
+    })
+}
+
+/// The target directory above a build script's `OUT_DIR`, which cargo lays out as
+/// `<target dir>/[<target triple>/]<profile>/build/<package>-<hash>/out`. `target` is the
+/// build's `TARGET`: a `--target` build nests the profile folder in a folder of that name.
+pub fn target_dir_of_out_dir(out_dir: &Path, target: Option<&str>) -> Option<PathBuf> {
+    let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).map(str::to_string);
+    let unit = out_dir
+        .parent()
+        .filter(|_| name(out_dir).as_deref() == Some("out"))?;
+    let build = unit
+        .parent()
+        .filter(|_| name(unit).is_some_and(|n| n.contains('-')))?;
+    let profile = build
+        .parent()
+        .filter(|_| name(build).as_deref() == Some("build"))?;
+    let above = profile.parent()?;
+    let target_dir = match (name(above), target) {
+        (Some(n), Some(t)) if n == t => above.parent()?,
+        _ => above,
+    };
+    (!target_dir.as_os_str().is_empty()).then(|| target_dir.to_path_buf())
 }
 
 #[derive(Debug, Clone)]
@@ -81,7 +135,7 @@ impl Cache {
             .collect();
         let key = Cache::object_key(manifest_key, &deps)?;
         let dir = self.object_dir(&key);
-        dir.join("COMPLETE").is_file().then_some((dir, deps))
+        is_complete(&dir).then_some((dir, deps))
     }
 
     /// A fresh scratch folder for a job to write into before [`Cache::commit`].
@@ -98,6 +152,8 @@ impl Cache {
     }
 
     /// Moves a finished scratch folder into the object store and records its dependencies.
+    /// Another process may be reading the same object, so a complete one is never replaced:
+    /// if it is already there (committed by a concurrent build), ours is dropped.
     pub fn commit(
         &self,
         manifest_key: &str,
@@ -110,25 +166,67 @@ impl Cache {
                 "a dependency vanished during the compile",
             )
         })?;
-        fs::write(scratch.join("COMPLETE"), b"")?;
+        fs::write(scratch.join(COMPLETE), b"")?;
         let dir = self.object_dir(&key);
-        if dir.exists() {
-            fs::remove_dir_all(&dir)?;
-        }
-        if fs::rename(scratch, &dir).is_err() {
-            // Another build may have committed the same object concurrently: keep theirs.
-            if !dir.join("COMPLETE").is_file() {
-                return Err(io::Error::other(format!(
-                    "could not store {}",
-                    dir.display()
-                )));
-            }
-            let _ = fs::remove_dir_all(scratch);
-        }
+        self.place(scratch, &dir)?;
         let list: String = deps.iter().map(|d| format!("{}\n", d.display())).collect();
-        fs::write(self.manifest_path(manifest_key), list)?;
+        self.write_atomically(&self.manifest_path(manifest_key), list.as_bytes())?;
         Ok(dir)
     }
+
+    /// Renames `scratch` to `dir` unless a complete `dir` exists (then `scratch` goes).
+    fn place(&self, scratch: &Path, dir: &Path) -> io::Result<()> {
+        if !is_complete(dir) && fs::rename(scratch, dir).is_ok() {
+            return Ok(());
+        }
+        if !is_complete(dir) {
+            // Objects only appear complete (by rename), so this one was left by hand: set it
+            // aside and retry once.
+            let stale = self.tmp_path("stale");
+            fs::rename(dir, &stale)?;
+            let _ = fs::remove_dir_all(&stale);
+            if fs::rename(scratch, dir).is_ok() {
+                return Ok(());
+            }
+        }
+        if !is_complete(dir) {
+            return Err(io::Error::other(format!(
+                "could not store {}",
+                dir.display()
+            )));
+        }
+        // Another build committed the same object first: keep theirs, readers may hold it.
+        let _ = fs::remove_dir_all(scratch);
+        Ok(())
+    }
+
+    /// A fresh name in the cache's `tmp/` (on the same file system, so renames are atomic).
+    fn tmp_path(&self, what: &str) -> PathBuf {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        self.root
+            .join("tmp")
+            .join(format!("{what}-{}-{n}", std::process::id()))
+    }
+
+    /// Writes `path` through a temporary file and a rename, so readers see the old contents
+    /// or the new ones, never a partial file.
+    fn write_atomically(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let tmp = self.tmp_path("manifest");
+        fs::create_dir_all(self.root.join("tmp"))?;
+        fs::write(&tmp, bytes)?;
+        fs::rename(&tmp, path).inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })
+    }
+}
+
+/// Marks an object folder whose every file is written.
+const COMPLETE: &str = "COMPLETE";
+
+fn is_complete(dir: &Path) -> bool {
+    dir.join(COMPLETE).is_file()
 }
 
 #[cfg(test)]
@@ -175,6 +273,111 @@ mod tests {
         assert_eq!(deps, vec![dep.clone()]);
         fs::write(&dep, "2").unwrap();
         assert!(cache.lookup("k").is_none());
+    }
+
+    #[test]
+    fn target_dir_of_every_out_dir_layout() {
+        let t = |out: &str, target: Option<&str>| {
+            target_dir_of_out_dir(Path::new(out), target).map(|p| p.display().to_string())
+        };
+        let host = Some("x86_64-unknown-linux-gnu");
+        let want = Some("/w/target".to_string());
+        assert_eq!(t("/w/target/debug/build/cubins-0123abcd/out", host), want);
+        assert_eq!(t("/w/target/release/build/cubins-0123abcd/out", host), want);
+        assert_eq!(
+            t("/w/target/my-profile/build/cubins-0123abcd/out", host),
+            want
+        );
+        assert_eq!(
+            t(
+                "/w/target/x86_64-unknown-linux-gnu/debug/build/cubins-0123abcd/out",
+                host
+            ),
+            want
+        );
+        assert_eq!(
+            t(
+                "/w/target/aarch64-unknown-linux-gnu/release/build/cubins-9/out",
+                Some("aarch64-unknown-linux-gnu")
+            ),
+            want
+        );
+        assert_eq!(t("/w/target/debug/build/cubins-0123abcd/out", None), want);
+        // Shapes cargo does not make: no guess.
+        assert_eq!(
+            t("/w/target/debug/build/cubins-0123abcd/elsewhere", host),
+            None
+        );
+        assert_eq!(t("/w/target/debug/nobuild/cubins-0123abcd/out", host), None);
+        assert_eq!(t("/w/target/debug/build/cubins/out", host), None);
+        assert_eq!(t("build/cubins-1/out", None), None);
+    }
+
+    #[test]
+    fn cache_dir_defaults_to_the_target_dir_and_the_variable_wins() {
+        let out = Path::new("/w/target/x86_64-unknown-linux-gnu/release/build/cubins-1/out");
+        let env_of = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let triple = env_of(&[("TARGET", "x86_64-unknown-linux-gnu")]);
+        assert_eq!(
+            dir_for_build_script(&triple, out),
+            PathBuf::from("/w/target/cubins-cache")
+        );
+        let both = env_of(&[("TARGET", "x86_64-unknown-linux-gnu"), (DIR_VAR, "/c")]);
+        assert_eq!(dir_for_build_script(&both, out), PathBuf::from("/c"));
+        let empty = env_of(&[(DIR_VAR, "")]);
+        assert_eq!(
+            dir_for_target_dir(&empty, Path::new("/w/target")),
+            PathBuf::from("/w/target/cubins-cache")
+        );
+        let odd = Path::new("/somewhere/out-dir");
+        assert_eq!(dir_for_build_script(&empty, odd), odd.join("cache"));
+    }
+
+    #[test]
+    fn a_second_commit_of_an_object_keeps_the_first() {
+        let d = tmpdir("twice");
+        let cache = Cache::new(d.join("cache")).unwrap();
+        let dep = d.join("x.cu");
+        fs::write(&dep, "1").unwrap();
+        let first = cache.scratch("k").unwrap();
+        fs::write(first.join("artifact"), "first").unwrap();
+        let obj = cache
+            .commit("k", &first, std::slice::from_ref(&dep))
+            .unwrap();
+        // Another build commits the same object while readers may use the first.
+        let second = d.join("cache/tmp/k-other-process");
+        fs::create_dir_all(&second).unwrap();
+        fs::write(second.join("artifact"), "second").unwrap();
+        let again = cache
+            .commit("k", &second, std::slice::from_ref(&dep))
+            .unwrap();
+        assert_eq!(again, obj);
+        assert_eq!(fs::read_to_string(obj.join("artifact")).unwrap(), "first");
+        assert!(!second.exists(), "the losing scratch folder is dropped");
+        assert_eq!(cache.lookup("k").unwrap().0, obj);
+    }
+
+    #[test]
+    fn an_incomplete_object_folder_is_replaced() {
+        let d = tmpdir("stale");
+        let cache = Cache::new(d.join("cache")).unwrap();
+        let dep = d.join("x.cu");
+        fs::write(&dep, "1").unwrap();
+        let key = Cache::object_key("k", std::slice::from_ref(&dep)).unwrap();
+        fs::create_dir_all(cache.object_dir(&key)).unwrap();
+        fs::write(cache.object_dir(&key).join("artifact"), "half").unwrap();
+        let s = cache.scratch("k").unwrap();
+        fs::write(s.join("artifact"), "whole").unwrap();
+        let obj = cache.commit("k", &s, std::slice::from_ref(&dep)).unwrap();
+        assert_eq!(fs::read_to_string(obj.join("artifact")).unwrap(), "whole");
+        assert!(cache.lookup("k").is_some());
     }
 
     #[test]

@@ -43,10 +43,13 @@ pub struct NvccNotFound {
 
 impl fmt::Display for NvccNotFound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The first line is all that a fresh clone's failed `cargo build` or `cargo test` needs.
         writeln!(
             f,
-            "cubins: no CUDA compiler (nvcc) found. Looked, in this order:"
+            "cubins: no CUDA compiler (nvcc) found: run `cargo xtask setup` (installs the pinned \
+             toolchain into .cuda/), or run the tests with `cargo xtask test`"
         )?;
+        writeln!(f, "Looked, in this order:")?;
         for t in &self.tried {
             writeln!(f, "  - {t}")?;
         }
@@ -226,6 +229,11 @@ mod tests {
     #[test]
     fn missing_nvcc_message_names_all_four_ways_and_setup() {
         let msg = run(&[("PATH", "/usr/bin")], &[]).unwrap_err().to_string();
+        let first = msg.lines().next().unwrap();
+        assert!(
+            first.contains("run `cargo xtask setup`") && first.contains("`cargo xtask test`"),
+            "the first line says what to run: {first}"
+        );
         for needle in [
             "NVCC=",
             "CUDA_HOME",
