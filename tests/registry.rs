@@ -1,7 +1,10 @@
 //! The embedded registry holds what the build produced: every kernel file under cuda/, a
-//! cubin per selected arch, PTX for the lowest, and identities that match the bytes.
+//! cubin per arch of the file (arch-specific variants only for the files kernels.toml
+//! declares), PTX for the lowest, and identities that match the bytes.
 
 use cubins::registry::{build_info, kernel_file, kernel_files, RegistryError};
+use cubins_inspect::arch::{archs_for_file, Arch};
+use cubins_inspect::manifest::Manifest;
 use cubins_inspect::toolchain::cache::sha256_hex;
 use std::path::Path;
 
@@ -27,13 +30,36 @@ fn every_kernel_file_is_embedded_for_every_arch() {
     assert!(!info.archs.is_empty());
     let names: Vec<&str> = kernel_files().unwrap().iter().map(|f| f.name).collect();
     assert_eq!(names, cuda_sources());
+    let manifest =
+        Manifest::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/kernels.toml")).unwrap();
+    let built: Vec<Arch> = info.archs.iter().map(|a| Arch::parse(a).unwrap()).collect();
+    let mut union: Vec<&str> = Vec::new();
     for f in kernel_files().unwrap() {
         let archs: Vec<&str> = f.cubins.iter().map(|c| c.arch).collect();
-        assert_eq!(
-            archs, info.archs,
-            "{}: one cubin per built arch, ascending",
-            f.name
-        );
+        union.extend(&archs);
+        if manifest.uses_arch_specific(&format!("{}.cu", f.name)) {
+            // Every arch-specific variant built anywhere is built here; nothing outside the build.
+            for a in built.iter().filter(|a| a.arch_specific) {
+                assert!(
+                    archs.contains(&a.sm_name().as_str()),
+                    "{}: no {a} cubin",
+                    f.name
+                );
+            }
+            let mut sorted = archs.clone();
+            sorted.sort_by_key(|a| Arch::parse(a).unwrap());
+            assert_eq!(archs, sorted, "{}: cubins ascending", f.name);
+        } else {
+            let want: Vec<String> = archs_for_file(&built, false)
+                .iter()
+                .map(Arch::sm_name)
+                .collect();
+            assert_eq!(
+                archs, want,
+                "{}: one cubin per plain built arch, ascending (no arch-specific variant)",
+                f.name
+            );
+        }
         let ptx = f
             .ptx
             .as_ref()
@@ -43,6 +69,12 @@ fn every_kernel_file_is_embedded_for_every_arch() {
         assert_eq!(f.source_digest.len(), 64);
         assert!(f.flags.contains(&"-lineinfo"));
     }
+    union.sort_by_key(|a| Arch::parse(a).unwrap());
+    union.dedup();
+    assert_eq!(
+        union, info.archs,
+        "the build info lists every arch some file was built for"
+    );
 }
 
 #[test]

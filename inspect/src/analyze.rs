@@ -320,10 +320,12 @@ fn analyze_kernel(
     let names = KernelNames::of(name);
     let entry = manifest_entry(manifest, name).map(|(_, e)| e);
     let (block_sizes, dynamic_smem) = match entry {
-        Some(e) if !e.block_sizes.is_empty() => (e.block_sizes.clone(), e.dynamic_smem_bytes),
+        Some(e) if !e.block_sizes.is_empty() => {
+            (e.block_sizes.clone(), e.dynamic_smem_on(&arch.sm_name()))
+        }
         Some(e) => (
             occupancy::default_block_sizes(max_threads_per_block),
-            e.dynamic_smem_bytes,
+            e.dynamic_smem_on(&arch.sm_name()),
         ),
         None => (occupancy::default_block_sizes(max_threads_per_block), 0),
     };

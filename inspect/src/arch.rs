@@ -28,19 +28,45 @@ pub const SUPPORTED: &[Arch] = &[
 /// sm_80 (whose PTX is the JIT fallback for every later GPU) and sm_90 (the H200).
 pub const DEFAULT: &[Arch] = &[Arch::new(80), Arch::new(90)];
 
+/// An arch selection that names no supported arch.
+/// The arches a kernel file is built for, out of the `selected` ones: all of them for a file
+/// that uses arch-specific instructions; for any other file each arch-specific variant becomes
+/// its plain arch (`sm_90a` gives `sm_90`), which compiles to the same code. Sorted, no duplicates.
+pub fn archs_for_file(selected: &[Arch], uses_arch_specific: bool) -> Vec<Arch> {
+    let mut out: Vec<Arch> = selected
+        .iter()
+        .map(|&a| if uses_arch_specific { a } else { a.plain() })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArchError {
-    pub input: String,
+pub enum ArchError {
+    /// Not a spelling of a supported arch (`75`, `sm_91`, `9x`).
+    Unknown { input: String },
+    /// A list with no arch in it (`;`).
+    Empty { input: String },
+}
+
+/// `sm_80, sm_86, ...`: what every arch error lists.
+fn supported_names() -> String {
+    let names: Vec<String> = SUPPORTED.iter().map(|a| a.sm_name()).collect();
+    names.join(", ")
 }
 
 impl fmt::Display for ArchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<String> = SUPPORTED.iter().map(|a| a.to_string()).collect();
+        match self {
+            ArchError::Unknown { input } => write!(f, "unknown GPU arch `{input}`")?,
+            ArchError::Empty { input } => write!(f, "`{input}` names no GPU arch")?,
+        }
         write!(
             f,
-            "unknown GPU arch `{}`; supported arches are: {} (written as `90a`, `sm_90a` or `sm90a`)",
-            self.input,
-            names.join(", ")
+            "; supported arches are: {} (written as `89`, `8.9`, `sm_89`, `sm89` or `compute_89`, \
+             `90a`, `9.0a` or `sm_90a`; `all` selects every one)",
+            supported_names()
         )
     }
 }
@@ -70,24 +96,32 @@ impl Arch {
         self.cc % 10
     }
 
-    /// Parses `90a`, `sm_90a`, `sm90a`, `SM_90A`; rejects arches not in [`SUPPORTED`].
+    /// Parses the spellings of neighbouring tools: `89`, `8.9`, `sm_89`, `sm89`, `compute_89`,
+    /// and with an `a` for the arch-specific variant (`90a`, `9.0a`, `sm_90a`, `SM_90A`);
+    /// rejects arches not in [`SUPPORTED`].
     pub fn parse(input: &str) -> Result<Arch, ArchError> {
-        let err = || ArchError {
-            input: input.to_string(),
+        let err = || ArchError::Unknown {
+            input: input.trim().to_string(),
         };
         let s = input.trim().to_ascii_lowercase();
-        let s = s
-            .strip_prefix("sm_")
-            .or_else(|| s.strip_prefix("sm"))
+        let s = ["compute_", "compute", "sm_", "sm"]
+            .iter()
+            .find_map(|p| s.strip_prefix(p))
             .unwrap_or(&s);
-        let (digits, specific) = match s.strip_suffix('a') {
-            Some(d) => (d, true),
+        let (number, specific) = match s.strip_suffix('a') {
+            Some(n) => (n, true),
             None => (s, false),
         };
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(err());
-        }
-        let cc: u32 = digits.parse().map_err(|_| err())?;
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        // `8.9` is compute capability major.minor; `89` is already times ten.
+        let cc: u32 = match number.split_once('.') {
+            Some((major, minor)) if digits(major) && digits(minor) && minor.len() == 1 => {
+                let major: u32 = major.parse().map_err(|_| err())?;
+                major * 10 + minor.parse::<u32>().map_err(|_| err())?
+            }
+            None if digits(number) => number.parse().map_err(|_| err())?,
+            _ => return Err(err()),
+        };
         let arch = Arch {
             cc,
             arch_specific: specific,
@@ -99,19 +133,34 @@ impl Arch {
         }
     }
 
-    /// Parses a list such as `80;89;90a` (also `,` or whitespace separated),
-    /// sorted and without duplicates.
+    /// Parses a list such as `80;89;90a` (also `,` or whitespace separated; `all` is every
+    /// arch in [`SUPPORTED`]), sorted and without duplicates. A list naming no arch is an error.
     pub fn parse_list(input: &str) -> Result<Vec<Arch>, ArchError> {
         let mut out = Vec::new();
         for part in input
             .split([';', ',', ' ', '\t'])
-            .filter(|p| !p.trim().is_empty())
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
         {
-            out.push(Arch::parse(part)?);
+            if part.eq_ignore_ascii_case("all") {
+                out.extend_from_slice(SUPPORTED);
+            } else {
+                out.push(Arch::parse(part)?);
+            }
+        }
+        if out.is_empty() {
+            return Err(ArchError::Empty {
+                input: input.to_string(),
+            });
         }
         out.sort();
         out.dedup();
         Ok(out)
+    }
+
+    /// The plain arch of an arch-specific variant (`sm_90a` gives `sm_90`); itself otherwise.
+    pub const fn plain(self) -> Arch {
+        Arch::new(self.cc)
     }
 
     /// `sm_90a`
@@ -172,20 +221,43 @@ mod tests {
 
     #[test]
     fn parses_all_spellings() {
-        for s in ["90a", "sm_90a", "sm90a", "SM_90A", " 90a "] {
+        for s in ["89", "8.9", "sm_89", "sm89", "compute_89", "SM_89", " 8.9 "] {
+            assert_eq!(Arch::parse(s).unwrap(), Arch::new(89), "{s}");
+        }
+        for s in [
+            "90a",
+            "9.0a",
+            "sm_90a",
+            "sm90a",
+            "compute_90a",
+            "SM_90A",
+            " 90a ",
+        ] {
             assert_eq!(Arch::parse(s).unwrap(), Arch::specific(90), "{s}");
         }
-        assert_eq!(Arch::parse("sm_89").unwrap(), Arch::new(89));
+        assert_eq!(Arch::parse("9.0").unwrap(), Arch::new(90));
         assert_eq!(Arch::parse("120").unwrap(), Arch::new(120));
+        assert_eq!(Arch::parse("12.0").unwrap(), Arch::new(120));
+        assert_eq!(Arch::parse("10.0").unwrap(), Arch::new(100));
     }
 
     #[test]
     fn rejects_unknown_with_supported_list() {
-        for s in ["75", "sm_91", "", "sm_", "9x", "80aa", "compute_80", "a"] {
+        for s in [
+            "75", "7.5", "sm_91", "", "sm_", "9x", "80aa", "a", "8.", ".9", "8.10", "9.0.0",
+            "sm_8_9", "compute_", "120a", "89a", "all",
+        ] {
             let e = Arch::parse(s).unwrap_err();
+            assert_eq!(
+                e,
+                ArchError::Unknown {
+                    input: s.trim().to_string()
+                }
+            );
             let msg = e.to_string();
             assert!(
-                msg.contains("sm_80") && msg.contains("sm_90a") && msg.contains("sm_120"),
+                msg.starts_with(&format!("unknown GPU arch `{}`", s.trim()))
+                    && msg.contains("sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100, sm_120"),
                 "{msg}"
             );
         }
@@ -193,7 +265,7 @@ mod tests {
 
     #[test]
     fn list_is_sorted_and_deduplicated() {
-        let l = Arch::parse_list("90a;80, 89 89;sm_90").unwrap();
+        let l = Arch::parse_list("90a;80, 89 8.9;sm_90\tcompute_80").unwrap();
         assert_eq!(
             l,
             vec![
@@ -203,7 +275,46 @@ mod tests {
                 Arch::specific(90)
             ]
         );
-        assert!(Arch::parse_list("80;77").is_err());
+        let e = Arch::parse_list("80;77").unwrap_err();
+        assert_eq!(e, ArchError::Unknown { input: "77".into() });
+    }
+
+    #[test]
+    fn all_is_every_supported_arch() {
+        assert_eq!(Arch::parse_list("all").unwrap(), SUPPORTED.to_vec());
+        assert_eq!(Arch::parse_list(" ALL ").unwrap(), SUPPORTED.to_vec());
+        assert_eq!(Arch::parse_list("all;90a").unwrap(), SUPPORTED.to_vec());
+        assert!(Arch::parse_list("all;75").is_err());
+    }
+
+    #[test]
+    fn a_list_without_arches_is_an_error() {
+        for s in [";", " , ", ""] {
+            let e = Arch::parse_list(s).unwrap_err();
+            assert_eq!(e, ArchError::Empty { input: s.into() });
+            assert!(e.to_string().contains("names no GPU arch"), "{e}");
+            assert!(e.to_string().contains("sm_120"), "{e}");
+        }
+    }
+
+    #[test]
+    fn files_without_arch_specific_code_get_plain_arches() {
+        let sel = [Arch::new(80), Arch::new(90), Arch::specific(90)];
+        assert_eq!(archs_for_file(&sel, true), sel.to_vec());
+        assert_eq!(
+            archs_for_file(&sel, false),
+            vec![Arch::new(80), Arch::new(90)]
+        );
+        assert_eq!(
+            archs_for_file(&[Arch::specific(90)], false),
+            vec![Arch::new(90)]
+        );
+        assert_eq!(
+            archs_for_file(&[Arch::specific(90)], true),
+            vec![Arch::specific(90)]
+        );
+        assert_eq!(Arch::specific(90).plain(), Arch::new(90));
+        assert_eq!(Arch::new(89).plain(), Arch::new(89));
     }
 
     #[test]

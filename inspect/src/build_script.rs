@@ -7,7 +7,7 @@ use crate::arch::{Arch, ArchError, DEFAULT};
 use crate::manifest::Manifest;
 use crate::model::CubinReport;
 use crate::pipeline::{self, BuildOutput, Plan};
-use crate::toolchain::cache::Cache;
+use crate::toolchain::cache::{self, Cache};
 use crate::toolchain::Toolchain;
 use crate::{contract, launcher, registry_gen};
 use std::fs;
@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 
 /// Environment variables the build reads (each gets `cargo:rerun-if-env-changed`).
 pub const ENV_VARS: &[&str] = &[
-    "CUBINS_ARCHS",
+    ARCHS_ENV,
+    COMPUTE_CAP_ENV,
+    contract::LEVEL_ENV,
     "CUBINS_NO_BUILD",
     "CUBINS_CACHE_DIR",
     "CUBINS_NVCC_WRAPPER",
@@ -25,20 +27,50 @@ pub const ENV_VARS: &[&str] = &[
     "CUDA_PATH",
 ];
 
+/// The arch override (`80;90a`, `all`); replaces the cargo features.
+pub const ARCHS_ENV: &str = "CUBINS_ARCHS";
+
+/// The compute capability variable candle and cudaforge users set (`89`, `8.9`, `90a`, a list).
+pub const COMPUTE_CAP_ENV: &str = "CUDA_COMPUTE_CAP";
+
 /// Where the arch selection came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArchSource {
     EnvOverride,
+    /// `CUDA_COMPUTE_CAP`, with `CUBINS_ARCHS` unset.
+    ComputeCap,
     Features,
     Default,
 }
 
-/// `CUBINS_ARCHS` if set (replaces features), else the `sm*` cargo features, else [`DEFAULT`].
+/// A selection variable whose value names no supported arch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectError {
+    pub var: &'static str,
+    pub error: ArchError,
+}
+
+impl std::fmt::Display for SelectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.var, self.error)
+    }
+}
+
+impl std::error::Error for SelectError {}
+
+/// `CUBINS_ARCHS` if set (replaces features), else `CUDA_COMPUTE_CAP`, else the `sm*` cargo
+/// features, else [`DEFAULT`].
 pub fn select_archs(
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(Vec<Arch>, ArchSource), ArchError> {
-    if let Some(v) = env("CUBINS_ARCHS").filter(|v| !v.trim().is_empty()) {
-        return Ok((Arch::parse_list(&v)?, ArchSource::EnvOverride));
+) -> Result<(Vec<Arch>, ArchSource), SelectError> {
+    for (var, source) in [
+        (ARCHS_ENV, ArchSource::EnvOverride),
+        (COMPUTE_CAP_ENV, ArchSource::ComputeCap),
+    ] {
+        if let Some(v) = env(var).filter(|v| !v.trim().is_empty()) {
+            let archs = Arch::parse_list(&v).map_err(|error| SelectError { var, error })?;
+            return Ok((archs, source));
+        }
     }
     let mut archs: Vec<Arch> = crate::arch::SUPPORTED
         .iter()
@@ -83,11 +115,8 @@ pub fn run(ctx: &Context) -> Result<(), String> {
         println!("cargo:rerun-if-env-changed={v}");
     }
     let cuda_dir = ctx.manifest_dir.join("cuda");
+    // A folder is watched whole (cargo scans it), headers in cuda/include/ too.
     println!("cargo:rerun-if-changed={}", cuda_dir.display());
-    println!(
-        "cargo:rerun-if-changed={}",
-        cuda_dir.join("include").display()
-    );
     println!(
         "cargo:rerun-if-changed={}",
         cuda_dir.join("kernels.toml").display()
@@ -106,7 +135,9 @@ pub fn run(ctx: &Context) -> Result<(), String> {
         return Ok(());
     }
 
-    let (archs, _) = select_archs(&env).map_err(|e| format!("cubins: CUBINS_ARCHS: {e}"))?;
+    let (archs, _) = select_archs(&env).map_err(|e| format!("cubins: {e}"))?;
+    let level = contract::level_from_env(env(contract::LEVEL_ENV).as_deref())
+        .map_err(|e| format!("cubins: {e}"))?;
     let tc = Toolchain::discover(&ctx.manifest_dir).map_err(|e| e.to_string())?;
     println!("cargo:rerun-if-changed={}", tc.nvcc.display());
     for &a in &archs {
@@ -114,17 +145,18 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     }
     let manifest =
         Manifest::load(&cuda_dir.join("kernels.toml")).map_err(|e| format!("cubins: {e}"))?;
-    let plan = Plan::discover(&cuda_dir, archs.clone())
-        .map_err(|e| format!("cubins: reading {}: {e}", cuda_dir.display()))?;
-    let cache_root = env("CUBINS_CACHE_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| ctx.out_dir.join("cache"));
+    let plan = kernel_plan(&cuda_dir, archs.clone(), &manifest)?;
+    let cache_root = cache::dir_for_build_script(&env, &ctx.out_dir);
     let cache = Cache::new(cache_root.clone())
         .map_err(|e| format!("cubins: cache {}: {e}", cache_root.display()))?;
     let mut build =
         pipeline::build(&tc, &plan, &cache, ctx.jobs).map_err(|e| format!("cubins: {e}"))?;
-    for dep in build.all_deps() {
+    let toolkit_root = tc.nvcc.parent().and_then(Path::parent).unwrap_or(&cuda_dir);
+    for dep in deps_to_watch(
+        &build.all_deps(),
+        &ctx.manifest_dir,
+        &[&cuda_dir, toolkit_root],
+    ) {
         println!("cargo:rerun-if-changed={}", dep.display());
     }
 
@@ -135,7 +167,7 @@ pub fn run(ctx: &Context) -> Result<(), String> {
         .zip(&reports)
         .flat_map(|(f, rs)| rs.iter().map(move |r| (f.name.clone(), r)))
         .collect();
-    let outcome = contract::check_all(&manifest, &flat);
+    let outcome = contract::check_all(&manifest, &flat).at_level(level);
     for w in &outcome.warnings {
         println!("cargo:warning={}", w.replace('\n', " | "));
     }
@@ -157,13 +189,11 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     let report_json = serde_json::to_string(&ReportsFile::new(&tc, &build, &reports))
         .map_err(|e| e.to_string())?;
     write(&ctx.out_dir.join("reports.json"), &report_json)?;
-    let archs_s: Vec<String> = archs.iter().map(|a| a.sm_name()).collect();
     let registry = registry_gen::generate(
         &build,
         &reports,
         &tc.version.full,
         &plan.flags_for_identity(),
-        &archs_s,
         &ptx_copies,
     );
     write(&registry_path, &registry)?;
@@ -171,6 +201,82 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     fs::write(ctx.out_dir.join("compiled.txt"), build.compiled.join("\n"))
         .map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// `run`'s error as build-script output: one `cargo::error=` line per line, which cargo
+/// prints first and alone (a nonzero exit would print every `cargo:` line before it).
+/// The caller exits successfully; the logged errors fail the build.
+pub fn error_directives(message: &str) -> String {
+    message
+        .lines()
+        .map(|l| format!("cargo::error={}\n", l.trim_end()))
+        .collect()
+}
+
+/// The build's plan for the kernel folder `cuda_dir`. `cargo xtask build` compiles this same
+/// plan ahead of cargo (to show progress), so both must make it here, or cache keys differ.
+pub fn kernel_plan(cuda_dir: &Path, archs: Vec<Arch>, manifest: &Manifest) -> Result<Plan, String> {
+    Plan::discover(cuda_dir, archs)
+        .map_err(|e| format!("cubins: reading {}: {e}", cuda_dir.display()))?
+        .with_arch_specific(manifest.arch_specific_files())
+        .map_err(|e| format!("cubins: {}: {e}", cuda_dir.join("kernels.toml").display()))
+}
+
+/// The nvcc dependencies cargo must watch itself: those inside the crate and outside every
+/// folder in `watched` (the kernel folder, watched whole, and the toolkit). Headers outside
+/// the crate are covered by the toolkit identity in the cache keys; one line each would bury
+/// a failed build's error under them.
+pub fn deps_to_watch(deps: &[PathBuf], crate_dir: &Path, watched: &[&Path]) -> Vec<PathBuf> {
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let crate_dir = canon(crate_dir);
+    let watched: Vec<PathBuf> = watched.iter().map(|w| canon(w)).collect();
+    deps.iter()
+        .map(|d| canon(d))
+        .filter(|d| d.starts_with(&crate_dir) && !watched.iter().any(|w| d.starts_with(w)))
+        .collect()
+}
+
+#[cfg(test)]
+mod watch_tests {
+    use super::{deps_to_watch, error_directives};
+    use std::path::PathBuf;
+
+    #[test]
+    fn every_line_of_an_error_becomes_a_cargo_error() {
+        assert_eq!(
+            error_directives("cubins: one\n\n  two  \n"),
+            "cargo::error=cubins: one\ncargo::error=\ncargo::error=  two\n"
+        );
+    }
+
+    #[test]
+    fn only_crate_files_outside_the_watched_folders_are_watched() {
+        let d = std::env::temp_dir().join(format!("cubins-watch-{}", std::process::id()));
+        let file = |rel: &str| {
+            let p = d.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "").unwrap();
+            p
+        };
+        let deps = vec![
+            file("crate/cuda/copy.cu"),
+            file("crate/cuda/include/cubins/a.cuh"),
+            file("crate/.cuda/site/nvidia/cu13/include/cuda.h"),
+            file("crate/src/shared.h"),
+            file("system/include/stdint.h"),
+        ];
+        let watched = deps_to_watch(
+            &deps,
+            &d.join("crate"),
+            &[
+                &d.join("crate/cuda"),
+                &d.join("crate/.cuda/site/nvidia/cu13"),
+            ],
+        );
+        let want: Vec<PathBuf> = vec![d.join("crate/src/shared.h").canonicalize().unwrap()];
+        assert_eq!(watched, want);
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }
 
 fn write(path: &Path, text: &str) -> Result<(), String> {
@@ -333,7 +439,65 @@ mod tests {
         assert_eq!(src, ArchSource::EnvOverride);
         assert_eq!(a, vec![Arch::new(80), Arch::specific(90)]);
         let e = select_archs(&env_of(&[("CUBINS_ARCHS", "80;61")])).unwrap_err();
-        assert!(e.to_string().contains("sm_90a"));
+        assert_eq!(e.var, "CUBINS_ARCHS");
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("CUBINS_ARCHS: unknown GPU arch `61`") && msg.contains("sm_90a"),
+            "{msg}"
+        );
+        let (a, _) = select_archs(&env_of(&[("CUBINS_ARCHS", "all")])).unwrap();
+        assert_eq!(a, crate::arch::SUPPORTED.to_vec());
+    }
+
+    #[test]
+    fn compute_cap_as_candle_users_set_it() {
+        for (value, want) in [
+            ("89", vec![Arch::new(89)]),
+            ("8.9", vec![Arch::new(89)]),
+            ("90", vec![Arch::new(90)]),
+            ("9.0a", vec![Arch::specific(90)]),
+            ("80,90", vec![Arch::new(80), Arch::new(90)]),
+        ] {
+            let (a, src) = select_archs(&env_of(&[
+                ("CUDA_COMPUTE_CAP", value),
+                ("CARGO_FEATURE_SM120", "1"),
+            ]))
+            .unwrap();
+            assert_eq!((a, src), (want, ArchSource::ComputeCap), "{value}");
+        }
+        // Blank is unset.
+        let (_, src) = select_archs(&env_of(&[("CUDA_COMPUTE_CAP", " ")])).unwrap();
+        assert_eq!(src, ArchSource::Default);
+        let e = select_archs(&env_of(&[("CUDA_COMPUTE_CAP", "75")])).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("CUDA_COMPUTE_CAP: unknown GPU arch `75`") && msg.contains("sm_120"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn cubins_archs_wins_over_compute_cap() {
+        let (a, src) = select_archs(&env_of(&[
+            ("CUBINS_ARCHS", "90;90a"),
+            ("CUDA_COMPUTE_CAP", "89"),
+        ]))
+        .unwrap();
+        assert_eq!(src, ArchSource::EnvOverride);
+        assert_eq!(a, vec![Arch::new(90), Arch::specific(90)]);
+        // Even a bad CUDA_COMPUTE_CAP is not read when CUBINS_ARCHS decides.
+        assert!(select_archs(&env_of(&[
+            ("CUBINS_ARCHS", "80"),
+            ("CUDA_COMPUTE_CAP", "bogus")
+        ]))
+        .is_ok());
+    }
+
+    #[test]
+    fn every_selection_variable_reruns_the_build() {
+        for v in ["CUBINS_ARCHS", "CUDA_COMPUTE_CAP", "CUBINS_CONTRACTS"] {
+            assert!(ENV_VARS.contains(&v), "{v}");
+        }
     }
 
     #[test]

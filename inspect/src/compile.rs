@@ -7,7 +7,7 @@ use crate::arch::Arch;
 use crate::build_script::{CubinEntry, FileEntry, ReportsFile};
 use crate::manifest::Manifest;
 use crate::model::CubinOutputs;
-use crate::pipeline::{self, BuildError, BuildOutput, Plan};
+use crate::pipeline::{self, BuildError, BuildOutput, Plan, UnknownKernelFile};
 use crate::toolchain::cache::Cache;
 use crate::toolchain::Toolchain;
 use std::fmt;
@@ -22,6 +22,8 @@ pub enum InspectError {
         error: std::io::Error,
     },
     Build(BuildError),
+    /// The manifest's `[arch_specific]` names a file the folder lacks.
+    ArchSpecific(UnknownKernelFile),
     Analyze {
         file: PathBuf,
         arch: Arch,
@@ -39,6 +41,7 @@ impl fmt::Display for InspectError {
         match self {
             InspectError::Io { what, error } => write!(f, "{what}: {error}"),
             InspectError::Build(e) => e.fmt(f),
+            InspectError::ArchSpecific(e) => e.fmt(f),
             InspectError::Analyze { file, arch, error } => {
                 write!(f, "inspecting {} for {arch}: {error}", file.display())
             }
@@ -84,12 +87,17 @@ impl Request<'_> {
 }
 
 /// Compiles and inspects; returns the build (artifact paths, tool outputs) and its reports.
+/// Arch-specific variants are built for the files `manifest` declares (every file if it
+/// declares none).
 pub fn compile_and_inspect(
     tc: &Toolchain,
     req: &Request,
     manifest: &Manifest,
 ) -> Result<(BuildOutput, ReportsFile), InspectError> {
-    let plan = req.plan()?;
+    let plan = req
+        .plan()?
+        .with_arch_specific(manifest.arch_specific_files())
+        .map_err(InspectError::ArchSpecific)?;
     let cache = Cache::new(req.cache_dir.to_path_buf()).map_err(|error| InspectError::Io {
         what: format!("creating the cache {}", req.cache_dir.display()),
         error,

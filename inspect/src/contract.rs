@@ -5,7 +5,9 @@
 //! - Rules (`max_registers`, `spills`, `max_stack_bytes`, `require`, `forbid`,
 //!   `min_blocks_per_sm`) apply per arch; `[kernels.NAME.arch.sm_XX]` overrides fields.
 //! - A violated rule listed in `exception.allow` (with a non-empty `reason`) is a warning;
-//!   so is every violation under `level = "warn"`. Everything else is an error.
+//!   so is every violation under `level = "warn"`. Everything else is an error, unless the
+//!   build runs with `CUBINS_CONTRACTS=warn` ([`Outcome::at_level`]): a crate that depends on
+//!   cubins cannot edit the manifest.
 //!
 //! Each diagnostic names the kernel, arch, kernel file, observed value and bound, and the
 //! TOML key to change.
@@ -37,6 +39,54 @@ pub const RULES: &[&str] = &[
 pub struct Outcome {
     pub errors: Vec<String>,
     pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    /// The outcome under the build-wide `level`: with [`Level::Warn`] every error becomes a
+    /// warning that says so.
+    pub fn at_level(mut self, level: Level) -> Outcome {
+        if level == Level::Warn {
+            for e in self.errors.drain(..) {
+                self.warnings
+                    .push(format!("{e}\n  ({LEVEL_ENV}=warn: reported, not enforced)"));
+            }
+        }
+        self
+    }
+}
+
+/// The variable that sets how the build treats contract violations.
+pub const LEVEL_ENV: &str = "CUBINS_CONTRACTS";
+
+/// A `CUBINS_CONTRACTS` value that is neither `error` nor `warn`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLevel {
+    pub value: String,
+}
+
+impl std::fmt::Display for BadLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{LEVEL_ENV}={:?} is not a contract level; use `error` (the default: a violation fails the build) \
+             or `warn` (violations print as cargo warnings and the build goes on)",
+            self.value
+        )
+    }
+}
+
+impl std::error::Error for BadLevel {}
+
+/// The build-wide level from the value of `CUBINS_CONTRACTS`: unset or empty is
+/// [`Level::Error`] (fail-closed).
+pub fn level_from_env(value: Option<&str>) -> Result<Level, BadLevel> {
+    match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("") | Some("error") => Ok(Level::Error),
+        Some("warn") => Ok(Level::Warn),
+        Some(_) => Err(BadLevel {
+            value: value.unwrap_or_default().to_string(),
+        }),
+    }
 }
 
 /// `reports`: (kernel file name, report of one of its cubins).
@@ -188,14 +238,15 @@ pub fn check_all_in(
         }
     }
 
-    // An exception under an arch table is judged only on builds of that arch.
-    let built: BTreeSet<String> = reports.iter().map(|(_, r)| r.arch.sm_name()).collect();
+    // An exception under an arch table is judged only where its file was built for that arch.
     for (key, entry) in &manifest.kernels {
+        let stem = entry.file.strip_suffix(".cu").unwrap_or(&entry.file);
+        let arches_of_file = built.get(stem).cloned().unwrap_or_default();
         let tables = std::iter::once(&entry.contract).chain(
             entry
                 .arch
                 .iter()
-                .filter(|(arch, _)| built.contains(arch.as_str()))
+                .filter(|(arch, _)| Arch::parse(arch).is_ok_and(|a| arches_of_file.contains(&a)))
                 .map(|(_, c)| c),
         );
         let allowed: BTreeSet<&str> = tables
@@ -229,14 +280,24 @@ fn validate_manifest(manifest: &Manifest, path: &str, out: &mut Outcome) {
         let mut tables: Vec<(String, &Contract)> =
             vec![(format!("[kernels.{tk}.contract]"), &entry.contract)];
         for (arch, c) in &entry.arch {
-            if let Err(e) = Arch::parse(arch) {
-                out.errors
-                    .push(format!("{path}: [kernels.{tk}.arch.{arch}]: {e}"));
-            } else if Arch::parse(arch).map(|a| a.sm_name()).as_deref() != Ok(arch.as_str()) {
-                out.errors.push(format!(
-                    "{path}: [kernels.{tk}.arch.{arch}]: write the arch as `{}`",
-                    Arch::parse(arch).map(|a| a.sm_name()).unwrap_or_default()
-                ));
+            match Arch::parse(arch) {
+                Err(e) => out
+                    .errors
+                    .push(format!("{path}: [kernels.{tk}.arch.{arch}]: {e}")),
+                Ok(a) if a.sm_name() != *arch => out.errors.push(format!(
+                    "{path}: [kernels.{tk}.arch.{arch}]: write the arch as `{a}`"
+                )),
+                // Not an error: the table is dead, not wrong, and a dependent cannot remove it.
+                Ok(a) if a.arch_specific && !manifest.uses_arch_specific(&entry.file) => {
+                    out.warnings.push(format!(
+                        "{path}: [kernels.{tk}.arch.{arch}] never applies: `{}` is not listed under \
+                         [arch_specific], so it is built for {} instead of {a}; remove the table \
+                         (or list the file there if it uses arch-specific instructions)",
+                        entry.file,
+                        a.plain()
+                    ))
+                }
+                Ok(_) => {}
             }
             tables.push((format!("[kernels.{tk}.arch.{arch}]"), c));
         }
@@ -388,12 +449,8 @@ pub fn violations(k: &KernelReport, c: &Contract, entry: &KernelEntry) -> Vec<Vi
             max_threads_per_block: k.max_threads_per_block,
         };
         if let Some(l) = occupancy::limits_for(k.arch) {
-            let o = l.occupancy(
-                &res,
-                min.block_size,
-                entry.dynamic_smem_bytes,
-                Carveout::Default,
-            );
+            let dynamic_smem = entry.dynamic_smem_on(&k.arch.sm_name());
+            let o = l.occupancy(&res, min.block_size, dynamic_smem, Carveout::Default);
             if o.blocks_per_sm < min.blocks {
                 let limiter = match o.limiter {
                     Limiter::Registers => "registers",
@@ -408,7 +465,7 @@ pub fn violations(k: &KernelReport, c: &Contract, entry: &KernelEntry) -> Vec<Vi
                     detail: format!(
                         "{} resident blocks per SM at {} threads and {} bytes of dynamic shared memory (limited by {limiter}); \
                          the contract requires at least {}",
-                        o.blocks_per_sm, min.block_size, entry.dynamic_smem_bytes, min.blocks
+                        o.blocks_per_sm, min.block_size, dynamic_smem, min.blocks
                     ),
                 });
             }
@@ -752,6 +809,122 @@ min_blocks_per_sm = { block_size = 256, blocks = 8 }
             o.errors
                 .iter()
                 .any(|e| e.contains("says it is defined in `other.cu`")),
+            "{o:?}"
+        );
+    }
+
+    #[test]
+    fn contract_level_from_the_environment() {
+        for v in [None, Some(""), Some("error"), Some(" ERROR ")] {
+            assert_eq!(level_from_env(v), Ok(Level::Error), "{v:?}");
+        }
+        assert_eq!(level_from_env(Some("warn")), Ok(Level::Warn));
+        assert_eq!(level_from_env(Some("Warn")), Ok(Level::Warn));
+        for v in ["warning", "off", "0", "1"] {
+            let e = level_from_env(Some(v)).unwrap_err();
+            let msg = e.to_string();
+            assert!(
+                msg.starts_with(&format!("CUBINS_CONTRACTS=\"{v}\" is not a contract level"))
+                    && msg.contains("`error`")
+                    && msg.contains("`warn`"),
+                "{msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn warn_level_turns_every_violation_into_a_warning() {
+        let mut k = kernel(Arch::new(90));
+        k.registers.value = 40;
+        k.spill_stores = 8;
+        let strict = check(MANIFEST, k.clone());
+        assert!(strict.errors.len() >= 2, "{strict:?}");
+        assert_eq!(
+            check(MANIFEST, k.clone()).at_level(Level::Error).errors,
+            strict.errors
+        );
+        let o = check(MANIFEST, k).at_level(Level::Warn);
+        assert!(o.errors.is_empty(), "{o:?}");
+        assert_eq!(
+            o.warnings.len(),
+            strict.errors.len() + strict.warnings.len()
+        );
+        for (w, e) in o.warnings.iter().zip(&strict.errors) {
+            assert!(
+                w.starts_with(e.as_str())
+                    && w.ends_with("(CUBINS_CONTRACTS=warn: reported, not enforced)"),
+                "{w}"
+            );
+        }
+    }
+
+    #[test]
+    fn arch_specific_tables_of_plain_files_never_apply() {
+        let declared = format!(
+            "[arch_specific]\nfiles = [\"gemm_wgmma.cu\"]\n{MANIFEST}[kernels.copy_vec16.arch.sm_90a]\nmax_registers = 16\n"
+        );
+        let o = check(&declared, kernel(Arch::new(90)));
+        assert!(o.errors.is_empty(), "{o:?}");
+        assert!(
+            o.warnings.iter().any(
+                |w| w.contains("[kernels.copy_vec16.arch.sm_90a] never applies")
+                    && w.contains("built for sm_90 instead of sm_90a")
+            ),
+            "{o:?}"
+        );
+        // Declared arch-specific (or nothing declared): the table applies and is silent.
+        for m in [
+            declared.replace("gemm_wgmma.cu", "copy.cu"),
+            declared.replace("[arch_specific]\nfiles = [\"gemm_wgmma.cu\"]\n", ""),
+        ] {
+            let o = check(&m, kernel(Arch::new(90)));
+            assert!(o.errors.is_empty() && o.warnings.is_empty(), "{o:?}");
+        }
+    }
+
+    #[test]
+    fn an_arch_exception_is_judged_where_its_file_was_built_for_that_arch() {
+        // copy.cu built for sm_90 only; another file has an sm_90a cubin.
+        let m = format!(
+            "{MANIFEST}[kernels.copy_vec16.arch.sm_90a]\nexception = {{ allow = [\"max_registers\"], reason = \"r\" }}\n\
+             [kernels.wg]\nfile = \"wg.cu\"\n"
+        );
+        let m = Manifest::parse(&m, "kernels.toml").unwrap();
+        let copy = CubinReport {
+            arch: Arch::new(90),
+            warnings: vec![],
+            kernels: vec![kernel(Arch::new(90))],
+        };
+        let mut wk = kernel(Arch::specific(90));
+        wk.mangled = "wg".into();
+        wk.demangled = "wg".into();
+        let wg = CubinReport {
+            arch: Arch::specific(90),
+            warnings: vec![],
+            kernels: vec![wk],
+        };
+        let o = check_all(&m, &[("copy".into(), &copy), ("wg".into(), &wg)]);
+        assert!(o.errors.is_empty(), "{o:?}");
+        assert!(
+            !o.warnings.iter().any(|w| w.contains("no longer needed")),
+            "copy.cu has no sm_90a cubin to judge the exception on: {o:?}"
+        );
+        // Once copy.cu has an sm_90a cubin that holds, the exception is reported as unneeded.
+        let copy_a = CubinReport {
+            arch: Arch::specific(90),
+            warnings: vec![],
+            kernels: vec![kernel(Arch::specific(90))],
+        };
+        let o = check_all(
+            &m,
+            &[
+                ("copy".into(), &copy),
+                ("copy".into(), &copy_a),
+                ("wg".into(), &wg),
+            ],
+        );
+        assert!(
+            o.warnings.iter().any(|w| w.contains("no longer needed")),
             "{o:?}"
         );
     }

@@ -9,9 +9,21 @@ use std::path::Path;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
+    /// Which kernel files are built for arch-specific variants; absent: every file.
+    pub arch_specific: Option<ArchSpecific>,
     /// Keyed by entry-point name: the `extern "C"` symbol or the demangled C++ name.
     #[serde(default)]
     pub kernels: BTreeMap<String, KernelEntry>,
+}
+
+/// `[arch_specific]`: the kernel files that use arch-specific instructions (wgmma,
+/// setmaxnreg). Only they are compiled for arch-specific variants such as `sm_90a`; every
+/// other file is compiled for the plain arch (`sm_90`) instead, which gives the same code.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchSpecific {
+    /// File names under `cuda/`, e.g. `gemm_wgmma.cu`.
+    pub files: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -37,6 +49,16 @@ pub struct KernelEntry {
     pub arch: BTreeMap<String, Contract>,
 }
 
+impl KernelEntry {
+    /// Dynamic shared memory per block on `arch` (`sm_86`).
+    pub fn dynamic_smem_on(&self, arch: &str) -> u32 {
+        self.arch
+            .get(arch)
+            .and_then(|c| c.dynamic_smem_bytes)
+            .unwrap_or(self.dynamic_smem_bytes)
+    }
+}
+
 /// Bounds a kernel's build must satisfy. Unset fields are not checked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -56,6 +78,9 @@ pub struct Contract {
     pub exception: Option<Exception>,
     /// `warn`: violations print but do not fail the build.
     pub level: Option<Level>,
+    /// Not a rule but a launch fact: the dynamic shared memory the kernel takes on this arch,
+    /// where its ring differs from the entry's `dynamic_smem_bytes` (set under an arch table).
+    pub dynamic_smem_bytes: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +136,18 @@ impl Manifest {
         Manifest::parse(&text, &path.display().to_string())
     }
 
+    /// The files declared arch-specific; `None` when the manifest declares none, so every file
+    /// is built for every selected arch as given (a standalone file, an older manifest).
+    pub fn arch_specific_files(&self) -> Option<&[String]> {
+        self.arch_specific.as_ref().map(|a| a.files.as_slice())
+    }
+
+    /// Whether kernel file `file` (`copy.cu`) is built for arch-specific variants.
+    pub fn uses_arch_specific(&self, file: &str) -> bool {
+        self.arch_specific_files()
+            .map_or(true, |files| files.iter().any(|f| f == file))
+    }
+
     /// The contract for `kernel` on `arch`: the per-arch table's set fields override the base.
     pub fn contract_for(&self, kernel: &str, arch: &str) -> Option<Contract> {
         let entry = self.kernels.get(kernel)?;
@@ -131,5 +168,31 @@ impl Manifest {
             );
         }
         Some(c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arch_specific_files_are_declared_once() {
+        let m = Manifest::parse(
+            "[arch_specific]\nfiles = [\"gemm_wgmma.cu\"]\n\n[kernels.copy_vec16]\nfile = \"copy.cu\"\n",
+            "kernels.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            m.arch_specific_files(),
+            Some(&["gemm_wgmma.cu".to_string()][..])
+        );
+        assert!(m.uses_arch_specific("gemm_wgmma.cu"));
+        assert!(!m.uses_arch_specific("copy.cu"));
+        // Without the table every file keeps every selected arch.
+        let m = Manifest::parse("[kernels.copy_vec16]\nfile = \"copy.cu\"\n", "k.toml").unwrap();
+        assert_eq!(m.arch_specific_files(), None);
+        assert!(m.uses_arch_specific("copy.cu"));
+        let e = Manifest::parse("[arch_specific]\nfile = [\"x.cu\"]\n", "k.toml").unwrap_err();
+        assert!(e.to_string().contains("unknown field `file`"), "{e}");
     }
 }

@@ -1,7 +1,8 @@
-//! Compiles every kernel file for every selected arch: plans the jobs, runs them in
+//! Compiles every kernel file for its arches (the selected ones; arch-specific variants only
+//! for the files that declare them): plans the jobs, runs them in
 //! parallel through the cache, and captures what inspection needs next to each artifact.
 
-use crate::arch::Arch;
+use crate::arch::{archs_for_file, Arch};
 use crate::model::CubinOutputs;
 use crate::toolchain::cache::{key_of, sha256_file, Cache};
 use crate::toolchain::nvcc::{error_locations, parse_depfile, CompileError, Job, OutputKind};
@@ -22,10 +23,37 @@ pub struct Plan {
     pub source_dir: PathBuf,
     /// Kernel files, sorted.
     pub sources: Vec<PathBuf>,
-    /// Arches to build cubins for, sorted; PTX is built for the first (lowest).
+    /// Arches selected, sorted. Each file gets [`Plan::archs_for`] of them, and PTX for the
+    /// lowest of those.
     pub archs: Vec<Arch>,
+    /// File names (`gemm_wgmma.cu`) built for arch-specific variants; the others get the
+    /// plain arch instead. `None`: every file (see [`crate::manifest::Manifest::arch_specific_files`]).
+    pub arch_specific_files: Option<Vec<String>>,
     pub flags: Vec<String>,
 }
+
+/// `[arch_specific]` names a file that is not a kernel file of the plan's folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKernelFile {
+    pub name: String,
+    pub source_dir: PathBuf,
+    /// The kernel files that are there.
+    pub available: Vec<String>,
+}
+
+impl fmt::Display for UnknownKernelFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "[arch_specific] names `{}`, which is not a kernel file in {}; kernel files: {}",
+            self.name,
+            self.source_dir.display(),
+            self.available.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownKernelFile {}
 
 impl Plan {
     /// Every `*.cu` directly under `source_dir`.
@@ -41,8 +69,49 @@ impl Plan {
             source_dir: source_dir.to_path_buf(),
             sources,
             archs,
+            arch_specific_files: None,
             flags,
         })
+    }
+
+    /// Builds arch-specific variants only for `files` (names of `*.cu` files in the source
+    /// folder, from `[arch_specific]`); `None` keeps them for every file.
+    pub fn with_arch_specific(
+        mut self,
+        files: Option<&[String]>,
+    ) -> Result<Plan, UnknownKernelFile> {
+        // Checked against the folder, not `sources`: callers may narrow those to one file.
+        if let Some(name) = files.into_iter().flatten().find(|n| {
+            !n.ends_with(".cu")
+                || n.contains(['/', '\\'])
+                || !self.source_dir.join(n.as_str()).is_file()
+        }) {
+            let mut available: Vec<String> = fs::read_dir(&self.source_dir)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.ends_with(".cu"))
+                .collect();
+            available.sort();
+            return Err(UnknownKernelFile {
+                name: name.clone(),
+                source_dir: self.source_dir.clone(),
+                available,
+            });
+        }
+        self.arch_specific_files = files.map(<[String]>::to_vec);
+        Ok(self)
+    }
+
+    /// The arches `source` is built for: the selected ones, with arch-specific variants
+    /// mapped to their plain arch unless the file is declared arch-specific.
+    pub fn archs_for(&self, source: &Path) -> Vec<Arch> {
+        let name = source.file_name().unwrap_or_default().to_string_lossy();
+        let specific = self
+            .arch_specific_files
+            .as_ref()
+            .map_or(true, |files| files.iter().any(|f| *f == name));
+        archs_for_file(&self.archs, specific)
     }
 
     /// Flags that identify the build (include paths are machine-specific and left out).
@@ -57,7 +126,8 @@ impl Plan {
     pub fn jobs(&self) -> Vec<Job> {
         let mut jobs = Vec::new();
         for src in &self.sources {
-            for &arch in &self.archs {
+            let archs = self.archs_for(src);
+            for &arch in &archs {
                 jobs.push(Job {
                     source: src.clone(),
                     arch,
@@ -65,7 +135,7 @@ impl Plan {
                     flags: self.flags.clone(),
                 });
             }
-            if let Some(&lowest) = self.archs.first() {
+            if let Some(&lowest) = archs.first() {
                 jobs.push(Job {
                     source: src.clone(),
                     arch: lowest,
@@ -166,6 +236,28 @@ pub fn build(
     cache: &Cache,
     parallelism: usize,
 ) -> Result<BuildOutput, BuildError> {
+    build_observed(tc, plan, cache, parallelism, &|_, _| {})
+}
+
+/// What happens to one job, as [`build_observed`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Progress {
+    /// Its artifact was in the cache.
+    Cached,
+    /// nvcc starts on it.
+    Compiling,
+    /// nvcc (and cuobjdump) finished it, successfully or not.
+    Compiled { seconds: f64 },
+}
+
+/// [`build`], telling `observe` about every job as it goes (from the worker threads).
+pub fn build_observed(
+    tc: &Toolchain,
+    plan: &Plan,
+    cache: &Cache,
+    parallelism: usize,
+    observe: &(dyn Fn(&Job, Progress) + Sync),
+) -> Result<BuildOutput, BuildError> {
     let jobs = plan.jobs();
     let queue = Mutex::new(jobs.iter().enumerate().collect::<VecDeque<_>>());
     let results: Mutex<Vec<Option<Result<Artifact, BuildError>>>> =
@@ -176,7 +268,7 @@ pub fn build(
             s.spawn(|| loop {
                 let next = queue.lock().unwrap().pop_front();
                 let Some((i, job)) = next else { break };
-                let r = run_job(tc, job, cache);
+                let r = run_job(tc, job, cache, observe);
                 let failed = r.is_err();
                 results.lock().unwrap()[i] = Some(r);
                 if failed {
@@ -198,13 +290,12 @@ pub fn build(
         .map(|(j, _)| j.artifact_name())
         .collect();
     let mut files = Vec::new();
-    let mut it = jobs.iter().zip(artifacts);
+    // Jobs come grouped by source, as many per file as its arches need.
+    let mut it = jobs.iter().zip(artifacts).peekable();
     for src in &plan.sources {
         let mut cubins = Vec::new();
         let mut ptx = None;
-        for _ in 0..(plan.archs.len() + usize::from(!plan.archs.is_empty())) {
-            let (job, art) = it.next().expect("one result per job");
-            debug_assert_eq!(&job.source, src);
+        while let Some((job, art)) = it.next_if(|(j, _)| &j.source == src) {
             match job.kind {
                 OutputKind::Cubin => cubins.push(art),
                 OutputKind::Ptx => ptx = Some(art),
@@ -274,13 +365,38 @@ const RES_USAGE: &str = "res-usage.txt";
 const SASS: &str = "sass.txt";
 const ELF: &str = "elf.txt";
 
-fn run_job(tc: &Toolchain, job: &Job, cache: &Cache) -> Result<Artifact, BuildError> {
+fn run_job(
+    tc: &Toolchain,
+    job: &Job,
+    cache: &Cache,
+    observe: &(dyn Fn(&Job, Progress) + Sync),
+) -> Result<Artifact, BuildError> {
     let mkey = manifest_key(tc, job);
     if let Some((dir, deps)) = cache.lookup(&mkey) {
+        observe(job, Progress::Cached);
         return load_artifact(job, &dir, deps, false);
     }
+    observe(job, Progress::Compiling);
+    let started = std::time::Instant::now();
+    let compiled = compile_job(tc, job, cache, &mkey);
+    observe(
+        job,
+        Progress::Compiled {
+            seconds: started.elapsed().as_secs_f64(),
+        },
+    );
+    compiled
+}
+
+/// Runs nvcc and cuobjdump for a job the cache lacks and commits the result.
+fn compile_job(
+    tc: &Toolchain,
+    job: &Job,
+    cache: &Cache,
+    mkey: &str,
+) -> Result<Artifact, BuildError> {
     let scratch = cache
-        .scratch(&mkey)
+        .scratch(mkey)
         .map_err(io_err("creating a scratch folder in the cache"))?;
     let out = scratch.join(ARTIFACT);
     let depfile = scratch.join("deps.d");
@@ -325,7 +441,7 @@ fn run_job(tc: &Toolchain, job: &Job, cache: &Cache) -> Result<Artifact, BuildEr
         }
     }
     let dir = cache
-        .commit(&mkey, &scratch, &deps)
+        .commit(mkey, &scratch, &deps)
         .map_err(io_err("storing the artifact in the cache"))?;
     load_artifact(job, &dir, deps, true)
 }

@@ -1,8 +1,10 @@
 //! Writes the registry module (`OUT_DIR/registry.rs`) that the `cubins` crate includes:
 //! artifact bytes by `include_bytes!`, identities, entry points and resource facts.
 
+use crate::arch::Arch;
 use crate::model::CubinReport;
 use crate::pipeline::BuildOutput;
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 /// One kernel file's inspection: one report per cubin, in the order of `KernelFileBuild::cubins`.
@@ -21,17 +23,30 @@ pub fn empty(reason: &str) -> String {
     )
 }
 
+/// Every arch some kernel file has a cubin for, ascending. Files differ: only those declared
+/// arch-specific have `sm_90a` cubins.
+pub fn built_archs(build: &BuildOutput) -> Vec<Arch> {
+    let set: BTreeSet<Arch> = build
+        .files
+        .iter()
+        .flat_map(|f| f.cubins.iter().map(|c| c.arch))
+        .collect();
+    set.into_iter().collect()
+}
+
 /// The registry for a build. `ptx_copies[i]` is the path of file i's NUL-terminated PTX copy.
 pub fn generate(
     build: &BuildOutput,
     reports: &[FileReports],
     toolkit: &str,
     flags: &[String],
-    archs: &[String],
     ptx_copies: &[Option<std::path::PathBuf>],
 ) -> String {
     let mut o = String::new();
-    let archs_lit: Vec<String> = archs.iter().map(|a| lit(a)).collect();
+    let archs_lit: Vec<String> = built_archs(build)
+        .iter()
+        .map(|a| lit(&a.sm_name()))
+        .collect();
     let _ = writeln!(
         o,
         "pub(super) static BUILD_INFO: BuildInfo = BuildInfo {{ without_kernels: None, toolkit: {}, archs: &[{}] }};",
@@ -124,4 +139,71 @@ pub fn generate(
     }
     o.push_str("];\n");
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CubinOutputs;
+    use crate::pipeline::{Artifact, KernelFileBuild};
+    use crate::toolchain::nvcc::OutputKind;
+
+    fn artifact(arch: Arch, kind: OutputKind) -> Artifact {
+        Artifact {
+            arch,
+            kind,
+            path: format!("/out/{arch}").into(),
+            sha256: format!("sha-{arch}"),
+            deps: vec![],
+            outputs: CubinOutputs::default(),
+            compiled: false,
+        }
+    }
+
+    fn file(name: &str, archs: &[Arch]) -> KernelFileBuild {
+        KernelFileBuild {
+            name: name.into(),
+            source: format!("cuda/{name}.cu").into(),
+            source_digest: "d".into(),
+            cubins: archs
+                .iter()
+                .map(|&a| artifact(a, OutputKind::Cubin))
+                .collect(),
+            ptx: Some(artifact(archs[0], OutputKind::Ptx)),
+        }
+    }
+
+    #[test]
+    fn build_info_lists_every_arch_any_file_was_built_for() {
+        // CUBINS_ARCHS="80;90a": only the arch-specific file has an sm_90a cubin.
+        let build = BuildOutput {
+            files: vec![
+                file("copy", &[Arch::new(80), Arch::new(90)]),
+                file("gemm_wgmma", &[Arch::new(80), Arch::specific(90)]),
+            ],
+            compiled: vec![],
+        };
+        assert_eq!(
+            built_archs(&build),
+            vec![Arch::new(80), Arch::new(90), Arch::specific(90)]
+        );
+        let text = generate(&build, &[], "13.0.88", &[], &[None, None]);
+        assert!(
+            text.contains(r#"archs: &["sm_80", "sm_90", "sm_90a"] }"#),
+            "{text}"
+        );
+        let copy =
+            &text[text.find("name: \"copy\"").unwrap()..text.find("name: \"gemm_wgmma\"").unwrap()];
+        assert!(
+            copy.contains("arch: \"sm_90\", cc: 90, arch_specific: false")
+                && !copy.contains("sm_90a"),
+            "{copy}"
+        );
+        let wg = &text[text.find("name: \"gemm_wgmma\"").unwrap()..];
+        assert!(
+            wg.contains("arch: \"sm_90a\", cc: 90, arch_specific: true")
+                && !wg.contains("\"sm_90\""),
+            "{wg}"
+        );
+    }
 }

@@ -57,6 +57,9 @@ fn removing_cp_async_fails_the_build_with_the_ldgsts_diagnostic() {
     .unwrap();
     let mut manifest = Manifest::load(&cuda.join("kernels.toml")).unwrap();
     manifest.kernels.retain(|_, e| e.file == "copy_async.cu");
+    if let Some(a) = &mut manifest.arch_specific {
+        a.files.retain(|f| f == "copy_async.cu");
+    }
     let contract = &manifest
         .kernels
         .get("copy_cp_async")
@@ -107,4 +110,19 @@ fn removing_cp_async_fails_the_build_with_the_ldgsts_diagnostic() {
             && diagnostics.iter().any(|d| d.contains("on sm_90")),
         "{err}"
     );
+
+    // A dependent cannot edit kernels.toml: CUBINS_CONTRACTS=warn reports and goes on.
+    std::env::set_var("CUBINS_CONTRACTS", "warn");
+    let warned = build(&ws);
+    std::env::set_var("CUBINS_CONTRACTS", "errors");
+    let bad_level = build(&ws);
+    std::env::remove_var("CUBINS_CONTRACTS");
+    warned.unwrap_or_else(|e| panic!("CUBINS_CONTRACTS=warn must not fail the build:\n{e}"));
+    assert!(ws.join("out").join("registry.rs").is_file());
+    let e = bad_level.expect_err("an unknown contract level is an error");
+    assert!(
+        e.contains("CUBINS_CONTRACTS=\"errors\" is not a contract level") && e.contains("`warn`"),
+        "{e}"
+    );
+    assert!(build(&ws).is_err(), "unset is fail-closed again");
 }

@@ -313,8 +313,16 @@ mod tests {
     }
 
     fn file(cubins: &'static [Cubin], ptx: Option<(&'static str, u32)>) -> &'static KernelFile {
+        named("copy", cubins, ptx)
+    }
+
+    fn named(
+        name: &'static str,
+        cubins: &'static [Cubin],
+        ptx: Option<(&'static str, u32)>,
+    ) -> &'static KernelFile {
         Box::leak(Box::new(KernelFile {
-            name: "copy",
+            name,
             source_digest: "",
             toolkit: "13.0.88",
             flags: &[],
@@ -356,6 +364,41 @@ mod tests {
         // sm_90a never runs on a later arch, and SASS does not cross majors.
         assert_eq!(arch_of(select(f, 100, auto)), "PtxJit compute_80");
         assert_eq!(arch_of(select(f, 120, auto)), "PtxJit compute_80");
+    }
+
+    #[test]
+    fn only_arch_specific_files_have_sm90a_and_the_others_route_to_sm90() {
+        let auto = RoutePolicy::Auto;
+        // CUBINS_ARCHS="80;90a": copy.cu was built for sm_90 in place of sm_90a.
+        static COPY: &[Cubin] = &[cubin("sm_80", 80, false), cubin("sm_90", 90, false)];
+        static WGMMA: &[Cubin] = &[cubin("sm_80", 80, false), cubin("sm_90a", 90, true)];
+        let copy = named("copy", COPY, Some(("compute_80", 80)));
+        let wgmma = named("gemm_wgmma", WGMMA, Some(("compute_80", 80)));
+        assert_eq!(arch_of(select(copy, 90, auto)), "Cubin sm_90");
+        assert_eq!(arch_of(select(wgmma, 90, auto)), "Cubin sm_90a");
+        for cc in [80, 86, 89] {
+            assert_eq!(arch_of(select(copy, cc, auto)), "Cubin sm_80", "{cc}");
+            assert_eq!(arch_of(select(wgmma, cc, auto)), "Cubin sm_80", "{cc}");
+        }
+        assert_eq!(arch_of(select(copy, 100, auto)), "PtxJit compute_80");
+        assert_eq!(arch_of(select(wgmma, 100, auto)), "PtxJit compute_80");
+
+        // CUBINS_ARCHS="90a" alone: copy.cu has an sm_90 cubin and compute_90 PTX, so a later
+        // GPU still JITs it; the arch-specific file runs on 9.0 only.
+        static COPY_90: &[Cubin] = &[cubin("sm_90", 90, false)];
+        static WGMMA_90A: &[Cubin] = &[cubin("sm_90a", 90, true)];
+        let copy = named("copy", COPY_90, Some(("compute_90", 90)));
+        let wgmma = named("gemm_wgmma", WGMMA_90A, Some(("compute_90a", 90)));
+        assert_eq!(arch_of(select(copy, 90, auto)), "Cubin sm_90");
+        assert_eq!(arch_of(select(wgmma, 90, auto)), "Cubin sm_90a");
+        assert_eq!(arch_of(select(copy, 120, auto)), "PtxJit compute_90");
+        let e = select(wgmma, 100, auto).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "no route for kernel file `gemm_wgmma` on a device of compute capability 10.0"
+            ) && e.contains("cubins built: sm_90a"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -58,7 +58,8 @@ pub enum ToolchainError {
     ArchTooNew {
         arch: Arch,
         toolkit: String,
-        supported: Vec<String>,
+        /// The arches of [`crate::arch::SUPPORTED`] this toolkit can build.
+        supported: Vec<Arch>,
     },
 }
 
@@ -73,12 +74,15 @@ impl fmt::Display for ToolchainError {
                  (`cargo xtask setup` installs it)",
                 nvcc.display()
             ),
-            ToolchainError::ArchTooNew { arch, toolkit, supported } => write!(
-                f,
-                "cubins: CUDA {toolkit} is too old to build {arch}; it builds {}. Use a newer toolkit or drop {arch} \
-                 from the selected arches.",
-                supported.join(", ")
-            ),
+            ToolchainError::ArchTooNew { arch, toolkit, supported } => {
+                let names: Vec<String> = supported.iter().map(Arch::sm_name).collect();
+                write!(
+                    f,
+                    "cubins: CUDA {toolkit} is too old to build {arch}; of the arches cubins supports it builds: {}. \
+                     Use a newer toolkit or drop {arch} from the selected arches.",
+                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                )
+            }
         }
     }
 }
@@ -160,16 +164,23 @@ impl Toolchain {
     /// Errors if nvcc cannot build `arch`. Arch-specific targets (`sm_90a`) ride on their base
     /// arch, which `--list-gpu-code` lists.
     pub fn check_arch(&self, arch: Arch) -> Result<(), ToolchainError> {
-        let base = format!("sm_{}", arch.cc);
-        if self.gpu_codes.contains(&base) {
+        if self.builds(arch) {
             Ok(())
         } else {
             Err(ToolchainError::ArchTooNew {
                 arch,
                 toolkit: self.version.full.clone(),
-                supported: self.gpu_codes.clone(),
+                supported: crate::arch::SUPPORTED
+                    .iter()
+                    .copied()
+                    .filter(|&a| self.builds(a))
+                    .collect(),
             })
         }
+    }
+
+    fn builds(&self, arch: Arch) -> bool {
+        self.gpu_codes.contains(&arch.plain().sm_name())
     }
 
     /// A `Command` for nvcc, under the wrapper if one is configured.
@@ -213,7 +224,7 @@ mod tests {
                 banner: String::new(),
             },
             cuobjdump_banner: String::new(),
-            gpu_codes: ["sm_80", "sm_86", "sm_89", "sm_90"]
+            gpu_codes: ["sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90"]
                 .map(String::from)
                 .to_vec(),
             wrapper: None,
@@ -221,9 +232,12 @@ mod tests {
         assert!(tc.check_arch(Arch::new(90)).is_ok());
         assert!(tc.check_arch(Arch::specific(90)).is_ok());
         let msg = tc.check_arch(Arch::new(120)).unwrap_err().to_string();
+        // What cubins could build with it, not every code nvcc lists.
         assert!(
-            msg.contains("CUDA 11.8.89 is too old to build sm_120") && msg.contains("sm_89"),
+            msg.contains("CUDA 11.8.89 is too old to build sm_120; of the arches cubins supports it builds: \
+                          sm_80, sm_86, sm_89, sm_90, sm_90a."),
             "{msg}"
         );
+        assert!(!msg.contains("sm_75") && !msg.contains("sm_87"), "{msg}");
     }
 }
