@@ -20,8 +20,8 @@
 mod harness;
 
 use cubins::ops::gemm::{
-    gemm_with_workspace, gemm_workspace_len, plan, GemmDesc, GemmInput, GemmLaunch, GemmOutput,
-    Layout, Schedule, Tier,
+    device_facts, gemm_with_workspace, gemm_workspace_len, plan, GemmDesc, GemmInput, GemmLaunch,
+    GemmOutput, Layout, Schedule, Tier,
 };
 use cubins::runtime::{Bf16, Gpu, F16};
 use cust::memory::DeviceBuffer;
@@ -370,7 +370,10 @@ where
 
 /// Every other schedule of the cell's tier and layout, forced, where it applies.
 fn sweep(s: &mut Session<'_>, cublas: &Cublas, cell: Cell) -> Result<()> {
-    for schedule in plan::schedules(cell.spec.tier, cell.layout) {
+    let class = device_facts(s.gpu, cell.spec.tier)
+        .map_err(|e| e.to_string())?
+        .smem_class;
+    for schedule in plan::schedules(cell.spec.tier, cell.layout, class) {
         let forced = Cell {
             schedule: Some(schedule),
             ..cell

@@ -21,6 +21,7 @@
 // `rmsnorm_bwd_cluster_*` (sm_90) walks the same rows with the two CTAs of a cluster
 // sharing each row, one column half each (ClusterHalf below); each CTA writes its half of
 // the cluster's workspace row, so `rmsnorm_dweight_*` reads the same layout.
+#include "cubins/arch.cuh"
 #include "cubins/cluster.cuh"
 #include "cubins/dtype.cuh"
 #include "cubins/reduce.cuh"
@@ -37,8 +38,13 @@ using namespace cubins;
 // 1024 x 4 chunks (32 Ki bf16), and two blocks per SM at 14336 columns (448 threads), so
 // one block's reduction and writes overlap the other's loads. That budget holds only
 // without the streamed walk (its tile loop needs more registers), so a longer row takes
-// the elementwise walk there. Elsewhere (sm_80, sm_100, the PTX) it keeps 512 threads at
-// up to 128 registers and streams rows past 512 x 4 chunks.
+// the elementwise walk there. Elsewhere (sm_80, sm_86, sm_89, the PTX) it keeps 512 threads
+// at up to 128 registers and streams rows past 512 x 4 chunks. On Blackwell (sm_100, sm_120)
+// CUDA 13.0's ptxas needs more registers for the same walks (unbounded: 171-187 against
+// 98 on sm_80; at 512 threads it spills 128-144 bytes), so that build takes 384 threads at
+// up to 168 registers (ptxas: 168, no spills) and streams rows past 384 x 4 chunks; the
+// host reads the bound from the loaded kernel. Its residual forward loads one chunk of
+// x and the residual at a time (at 2, that ptxas spills 8-16 bytes at 64 registers).
 // A block that holds its SM alone (sm_90 at 32 Ki bf16 columns: 1024 threads take the
 // whole register file, and 128 KB of dw accumulator) has no loads in flight while it
 // reduces and writes a row, so such a block prefetches the row group's next row of x and
@@ -55,7 +61,7 @@ using namespace cubins;
 constexpr int kMaxThreads = 1024;
 constexpr int kBwdMaxThreads = 1024;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
-constexpr int kBwdBoundThreads = 512;
+constexpr int kBwdBoundThreads = kBlackwell ? 384 : 512;
 constexpr bool kBwdStreams = true;
 #else
 constexpr int kBwdBoundThreads = kBwdMaxThreads;
@@ -63,7 +69,7 @@ constexpr bool kBwdStreams = false;
 #endif
 constexpr int kFwdChunks = 8;
 constexpr int kResidualChunks = 8;
-constexpr int kResidualGroup = 2;
+constexpr int kResidualGroup = kBlackwell ? 1 : 2;
 constexpr int kBwdChunks = 4;
 // The cluster variant: CTAs per cluster (one column half each), threads per CTA, and the
 // CTAs per SM its 64-register budget is built for.

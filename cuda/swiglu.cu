@@ -7,11 +7,12 @@
 //     [rows, cols]. (The layout of a fused gate/up projection whose weight stacks W_gate
 //     on W_up.)
 //
-// The flat kernel walks 16-byte chunks with a grid-stride loop, kUnits chunks of each
+// The flat kernel walks 16-byte chunks with a grid-stride loop, kFlatUnits chunks of each
 // input in flight per thread. The interleaved kernel walks rows (rows.cuh geometry): each
 // row's chunks anchored on its out row, the gate and up halves 16-byte accessed when they
 // share that alignment. Either falls back to element accesses when the tensors'
 // alignments differ.
+#include "cubins/arch.cuh"
 #include "cubins/common.cuh"
 #include "cubins/dtype.cuh"
 #include "cubins/rows.cuh"
@@ -23,6 +24,16 @@ constexpr int kThreads = 256;
 constexpr int kRowMaxThreads = 1024;
 // Chunks of each input in flight per thread per step.
 constexpr int kUnits = 4;
+// The flat kernel on Blackwell keeps 2: there CUDA 13.0's ptxas needs 64-74 registers for 4
+// (3-4 blocks of 256 per SM) and 32-48 for 2, so it is built for 6 blocks per SM at 40
+// registers (ptxas: 40 registers, no spills, on sm_100 and sm_120); 1536 threads x 2 x 2
+// chunks keep 96 KB in flight per SM. Elsewhere 4 fit in 32 registers without a bound.
+constexpr int kFlatUnits = kBlackwell ? 2 : kUnits;
+#if CUBINS_BLACKWELL
+#define CUBINS_SWIGLU_FLAT_BOUNDS __launch_bounds__(kThreads, 6)
+#else
+#define CUBINS_SWIGLU_FLAT_BOUNDS __launch_bounds__(kThreads)
+#endif
 
 __device__ __forceinline__ float silu_mul(float g, float u) {
   // __fdividef: no division subroutine; for g < -87, exp(-g) > 2^126 and the quotient is
@@ -68,15 +79,15 @@ __device__ __forceinline__ void swiglu_flat(const T* __restrict__ gate, const T*
   const T* u = up + head;
   T* o = out + head;
   uint64_t c = tid;
-  for (; c + (kUnits - 1) * stride < chunks; c += kUnits * stride) {
-    Chunk gc[kUnits], uc[kUnits];
+  for (; c + (kFlatUnits - 1) * stride < chunks; c += kFlatUnits * stride) {
+    Chunk gc[kFlatUnits], uc[kFlatUnits];
 #pragma unroll
-    for (int j = 0; j < kUnits; ++j) {
+    for (int j = 0; j < kFlatUnits; ++j) {
       gc[j] = load_chunk(g + (c + j * stride) * kVec);
       uc[j] = load_chunk(u + (c + j * stride) * kVec);
     }
 #pragma unroll
-    for (int j = 0; j < kUnits; ++j) store_chunk(o + (c + j * stride) * kVec, swiglu_chunk<T>(gc[j], uc[j]));
+    for (int j = 0; j < kFlatUnits; ++j) store_chunk(o + (c + j * stride) * kVec, swiglu_chunk<T>(gc[j], uc[j]));
   }
   for (; c < chunks; c += stride) store_chunk(o + c * kVec, swiglu_chunk<T>(load_chunk(g + c * kVec), load_chunk(u + c * kVec)));
   // Edge elements: one per thread of the first threads.
@@ -117,7 +128,7 @@ __device__ __forceinline__ void swiglu_interleaved(const T* __restrict__ gate_up
 }  // namespace
 
 #define CUBINS_SWIGLU_ENTRY_POINTS(T, SUFFIX)                                                                      \
-  extern "C" __global__ void __launch_bounds__(kThreads)                                                           \
+  extern "C" __global__ void CUBINS_SWIGLU_FLAT_BOUNDS                                                            \
       swiglu_fwd_##SUFFIX(const T* __restrict__ gate, const T* __restrict__ up, T* __restrict__ out, uint64_t n) { \
     swiglu_flat<T>(gate, up, out, n);                                                                              \
   }                                                                                                                \

@@ -15,7 +15,7 @@ use gemm_common::model::{
     words_conflict_free, FragmentRead, MmaKind, MmaStage, MmaTileModel, TileLayout, CHUNK,
 };
 use gemm_common::plan::{
-    self, Choice, DeviceFacts, Dtype, Layout, Plan, PlanError, Problem, Schedule, Tier,
+    self, Choice, DeviceFacts, Dtype, Layout, Plan, PlanError, Problem, Schedule, SmemClass, Tier,
 };
 use gemm_common::reference::pedantic_f32;
 
@@ -24,6 +24,7 @@ const H200: DeviceFacts = DeviceFacts {
     sm_count: 132,
     max_smem_per_block_optin: 232_448,
     wgmma: false,
+    smem_class: SmemClass::Kb228,
 };
 
 /// The H200 running the sm_90a cubin.
@@ -41,16 +42,31 @@ fn kind_of(tier: Tier) -> MmaKind {
     }
 }
 
-/// Every (tier, layout, tensor-core tile) the kernels instantiate.
+/// The tensor-core tiles the kernels instantiate for `tier` and `layout` on any arch.
+fn mma_tiles(tier: Tier, layout: Layout) -> Vec<plan::MmaTile> {
+    let mut v = Vec::new();
+    for class in SmemClass::ALL {
+        for s in plan::schedules(tier, layout, class) {
+            if let Schedule::Mma(t) = s {
+                if !v.contains(&t) {
+                    v.push(t);
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Every (tier, layout, tensor-core tile) the kernels instantiate, on any arch.
 fn mma_configs() -> Vec<(Tier, Layout, plan::MmaTile)> {
     let mut v = Vec::new();
     for tier in [Tier::Bf16, Tier::Fp16, Tier::Tf32] {
         for layout in Layout::ALL {
-            for s in plan::schedules(tier, layout) {
-                if let Schedule::Mma(t) = s {
-                    v.push((tier, layout, t));
-                }
-            }
+            v.extend(
+                mma_tiles(tier, layout)
+                    .into_iter()
+                    .map(|t| (tier, layout, t)),
+            );
         }
     }
     v
@@ -545,8 +561,7 @@ fn int_problem(
 }
 
 fn check_mma(tier: Tier, layout: Layout) {
-    for s in plan::schedules(tier, layout) {
-        let Schedule::Mma(t) = s else { continue };
+    for t in mma_tiles(tier, layout) {
         let tile = MmaTileModel::from_plan(&t);
         // A shape with M, N and K tails beyond one tile, and the M = 1 corner.
         for (i, (m, n, k)) in [
@@ -599,7 +614,7 @@ fn mma_tf32_emulation_matches_reference() {
 
 /// The decode variants the planner has for `layout` (16-bit tiers).
 fn decode_tiles(layout: Layout) -> Vec<plan::DecodeTile> {
-    plan::schedules(Tier::Bf16, layout)
+    plan::schedules(Tier::Bf16, layout, SmemClass::Kb228)
         .into_iter()
         .filter_map(|s| match s {
             Schedule::Decode(d) => Some(d),
@@ -1304,6 +1319,7 @@ fn selector_respects_a_small_shared_memory_limit() {
         sm_count: 128,
         max_smem_per_block_optin: 101_376,
         wgmma: false,
+        smem_class: SmemClass::Kb100,
     };
     for tier in Tier::ALL {
         for layout in Layout::ALL {
@@ -1333,17 +1349,41 @@ fn cuda_file(rel: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
-/// The numbers inside `Name<...>` on the line `using Alias = Name<...>;` of tiles.cuh.
+/// The numbers inside `Name<...>` on the line `using Alias = Name<...>;` of `text`.
 fn template_args(text: &str, alias: &str) -> Vec<u32> {
+    template_args_in(text, alias).unwrap_or_else(|| panic!("no `using {alias}`"))
+}
+
+fn template_args_in(text: &str, alias: &str) -> Option<Vec<u32>> {
     let line = text
         .lines()
-        .find(|l| l.trim_start().starts_with(&format!("using {alias} =")))
-        .unwrap_or_else(|| panic!("no `using {alias}` in tiles.cuh"));
+        .find(|l| l.trim_start().starts_with(&format!("using {alias} =")))?;
     let inner = &line[line.find('<').expect("<") + 1..line.find('>').expect(">")];
-    inner
-        .split(',')
-        .map(|v| v.trim().parse().expect("a number"))
-        .collect()
+    Some(
+        inner
+            .split(',')
+            .map(|v| v.trim().parse().expect("a number"))
+            .collect(),
+    )
+}
+
+/// The tile `alias` of `struct MmaTiles<kb>` in tiles.cuh, looked up through the base it
+/// derives from (`struct MmaTiles<164> : MmaTiles<228>`).
+fn class_tile(text: &str, kb: u32, alias: &str) -> Vec<u32> {
+    let header = format!("struct MmaTiles<{kb}>");
+    let start = text
+        .find(&header)
+        .unwrap_or_else(|| panic!("no `{header}` in tiles.cuh"));
+    let body = &text[start..start + text[start..].find("};").expect("};")];
+    if let Some(args) = template_args_in(body, alias) {
+        return args;
+    }
+    let first = body.lines().next().unwrap_or_default();
+    let base = first
+        .split_once(": MmaTiles<")
+        .and_then(|(_, rest)| rest.split('>').next())
+        .unwrap_or_else(|| panic!("MmaTiles<{kb}> has no {alias} and no base"));
+    class_tile(text, base.parse().expect("a base class size"), alias)
 }
 
 #[test]
@@ -1361,19 +1401,59 @@ fn planner_tiles_match_the_cuda_instantiations() {
         ]
     };
     let fma = |t: &plan::FmaTile| vec![t.bm, t.bn, t.bk, t.tm, t.tn, t.min_blocks];
-    for (alias, tile) in [
-        ("TileLarge", plan::TILE_LARGE),
-        ("TileLargeNt", plan::TILE_LARGE_NT),
-        ("TileMedium", plan::TILE_MEDIUM),
-        ("TileSmall", plan::TILE_SMALL),
-        ("TileSkinny64x64", plan::TILE_SKINNY_64X64),
-        ("TileSkinny64x32", plan::TILE_SKINNY_64X32),
-        ("TileSkinny32x32", plan::TILE_SKINNY_32X32),
-        ("TileTf32Wide", plan::TILE_TF32_WIDE),
-        ("TileTf32Large", plan::TILE_TF32_LARGE),
-        ("TileTf32Small", plan::TILE_TF32_SMALL),
+    for (class, kb) in [
+        (SmemClass::Kb100, 100),
+        (SmemClass::Kb164, 164),
+        (SmemClass::Kb228, 228),
     ] {
-        assert_eq!(template_args(&text, alias), mma(&tile), "{alias}");
+        let t = class.tiles();
+        for (alias, tile) in [
+            ("Large", t.large),
+            ("LargeNt", t.large_nt),
+            ("Medium", t.medium),
+            ("Small", t.small),
+            ("Skinny64x64", t.skinny_64x64),
+            ("Skinny64x32", t.skinny_64x32),
+            ("Skinny32x32", t.skinny_32x32),
+            ("Tf32Wide", t.tf32_wide),
+            ("Tf32Large", t.tf32_large),
+            ("Tf32Small", t.tf32_small),
+        ] {
+            assert_eq!(
+                class_tile(&text, kb, alias),
+                mma(&tile),
+                "MmaTiles<{kb}>::{alias}"
+            );
+        }
+    }
+    // The arch table of cubins/arch.cuh: which class each arch compiles.
+    let arch = cuda_file("include/cubins/arch.cuh");
+    for (cc, kb) in [
+        (80, 164),
+        (86, 100),
+        (89, 100),
+        (90, 228),
+        (100, 228),
+        (120, 100),
+    ] {
+        let class = SmemClass::of_cc(cc);
+        assert_eq!(
+            class.tiles(),
+            match kb {
+                100 => &plan::TILES_100KB,
+                164 => &plan::TILES_164KB,
+                _ => &plan::TILES_228KB,
+            },
+            "sm_{cc}"
+        );
+        let row = arch
+            .lines()
+            .find(|l| l.starts_with("//") && l.contains(&format!("sm_{cc}")) && l.contains(" KB"))
+            .unwrap_or_else(|| panic!("arch.cuh's table has no row for sm_{cc}"));
+        assert!(
+            row.trim_end().ends_with(&format!("{kb} KB")),
+            "sm_{cc}: {row}"
+        );
     }
     let wgmma = cuda_file("gemm_wgmma.cu");
     let w = plan::TILE_WGMMA;
@@ -1426,12 +1506,13 @@ fn entry_names(text: &str, name_prefix: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every entry point the planner can name, as (name, threads, dynamic smem, min blocks).
-fn planned_entries() -> Vec<(String, u32, u32, u32)> {
+/// Every entry point the planner can name in code of `class`, as (name, threads, dynamic
+/// smem, min blocks).
+fn planned_entries(class: SmemClass) -> Vec<(String, u32, u32, u32)> {
     let mut v = Vec::new();
     for tier in Tier::ALL {
         for layout in Layout::ALL {
-            for s in plan::schedules(tier, layout) {
+            for s in plan::schedules(tier, layout, class) {
                 let smem = match s {
                     Schedule::Wgmma(t) => t.smem_bytes(),
                     Schedule::Mma(t) => t.smem_bytes(tier, layout),
@@ -1469,7 +1550,19 @@ fn every_planned_entry_is_instantiated_and_declared() {
     instantiated.extend(entry_names(&cuda_file("gemm_wgmma.cu"), ""));
     instantiated.extend(entry_names(&cuda_file("gemm_tf32.cu"), ""));
     instantiated.extend(entry_names(&cuda_file("gemm_f32_pedantic.cu"), ""));
-    let planned = planned_entries();
+    // Each arch's rings are its class's: the manifest's per-arch shared memory says the same.
+    for arch in cubins_inspect::arch::SUPPORTED {
+        let class = SmemClass::of_cc(arch.cc);
+        for (name, _, smem, _) in planned_entries(class) {
+            let entry = &manifest.kernels[&name];
+            assert_eq!(
+                entry.dynamic_smem_on(&arch.sm_name()),
+                smem,
+                "{name} on {arch} ({class:?}): dynamic_smem_bytes"
+            );
+        }
+    }
+    let planned = planned_entries(SmemClass::Kb228);
     for (name, threads, smem, min_blocks) in &planned {
         assert!(
             instantiated.contains(name),

@@ -29,8 +29,8 @@ mod guarded;
 use common::data::{Elem, SplitMix64};
 use common::digest::{fnv1a64, hash_line, DigestFile};
 use cubins::ops::gemm::{
-    gemm, gemm_plan, gemm_with_workspace, gemm_workspace_len, plan, wgmma_route, Choice, Dtype,
-    GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout, Schedule, Tier,
+    device_facts, gemm, gemm_plan, gemm_with_workspace, gemm_workspace_len, plan, wgmma_route,
+    Choice, Dtype, GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout, Schedule, Tier,
 };
 use cubins::runtime::{Bf16, Error, Gpu, F16};
 use cust::memory::DeviceBuffer;
@@ -466,8 +466,9 @@ where
 {
     let stream = gpu.stream().unwrap();
     let wgmma = wgmma_route(gpu).unwrap();
+    let class = device_facts(gpu, tier).unwrap().smem_class;
     for layout in Layout::ALL {
-        for s in plan::schedules(tier, layout) {
+        for s in plan::schedules(tier, layout, class) {
             if matches!(s, Schedule::Wgmma(_)) && !wgmma {
                 println!(
                     "SKIP {} {}: this route holds the wgmma stubs (no sm_90a cubin on this device)",
@@ -523,11 +524,7 @@ fn selector_shapes_take_the_planned_kernel_and_match() {
     // The selector's own choice at sizes that pick each kind of schedule on this device.
     let gpu = gpu();
     let stream = gpu.stream().unwrap();
-    let device = plan::DeviceFacts {
-        sm_count: gpu.device().sm_count,
-        max_smem_per_block_optin: gpu.device().limits.max_smem_per_block_optin,
-        wgmma: wgmma_route(&gpu).unwrap(),
-    };
+    let device = device_facts(&gpu, Tier::Bf16).unwrap();
     for layout in Layout::ALL {
         for (m, n, k) in [
             (2048, 2048, 512),
@@ -817,7 +814,7 @@ fn pedantic_bits_match_the_cpu_for_every_tile_and_grid() {
                     epilogue(acc[i], base.alpha, base.beta, old, Some(x.bias[i % n])).to_bits()
                 })
                 .collect();
-            for s in plan::schedules(Tier::F32Pedantic, layout) {
+            for s in plan::schedules(Tier::F32Pedantic, layout, plan::SmemClass::Kb228) {
                 for grid in [None, Some(1), Some(7), Some(1000)] {
                     let case = Case {
                         choice: Choice {

@@ -1,5 +1,6 @@
-//! Snapshot tests of every kernel x arch of this build: the resource + occupancy report and
-//! the normalized SASS, under `snapshots/<toolkit major.minor>/<kernel>@<arch>.{resources,sass}.snap`.
+//! Snapshot tests of every kernel x arch of this build, one test per supported arch: the
+//! resource + occupancy report and the normalized SASS, under
+//! `snapshots/<toolkit major.minor>/<kernel>@<arch>.{resources,sass}.snap`.
 //!
 //! An unreviewed change fails. Review with `cargo insta review`; regenerate everything with
 //! `cargo insta test --accept -p cubins --test snapshots` (or, without cargo-insta,
@@ -65,8 +66,41 @@ fn caller_controls_updates() -> bool {
         .any(|v| std::env::var(v).is_ok_and(|s| !s.is_empty()))
 }
 
+/// One test per supported arch, so a run's log names every arch it checked.
+macro_rules! snapshot_tests {
+    ($($test:ident: $arch:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                check_arch($arch);
+            }
+        )*
+        /// The arches the tests above check.
+        const TESTED_ARCHES: &[&str] = &[$($arch),*];
+    };
+}
+
+snapshot_tests! {
+    sm_80_reports_and_sass_match_snapshots: "sm_80",
+    sm_86_reports_and_sass_match_snapshots: "sm_86",
+    sm_89_reports_and_sass_match_snapshots: "sm_89",
+    sm_90_reports_and_sass_match_snapshots: "sm_90",
+    sm_90a_reports_and_sass_match_snapshots: "sm_90a",
+    sm_100_reports_and_sass_match_snapshots: "sm_100",
+    sm_120_reports_and_sass_match_snapshots: "sm_120",
+}
+
 #[test]
-fn kernel_reports_and_sass_match_snapshots() {
+fn every_supported_arch_has_a_snapshot_test() {
+    let supported: Vec<String> = cubins_inspect::arch::SUPPORTED
+        .iter()
+        .map(|a| a.sm_name())
+        .collect();
+    assert_eq!(TESTED_ARCHES, supported.as_slice());
+}
+
+/// Every kernel x `arch` of this build against its snapshots.
+fn check_arch(arch: &str) {
     if let Some(reason) = cubins::build_info().without_kernels {
         eprintln!("\n!!! SKIPPED: snapshot tests need the kernels, and this build has none ({reason}) !!!\n");
         return;
@@ -78,8 +112,14 @@ fn kernel_reports_and_sass_match_snapshots() {
     let dir: PathBuf = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("snapshots")
         .join(&reports.toolkit_major_minor);
-    let cases = cases(&reports);
-    assert!(!cases.is_empty(), "the build reports no kernels");
+    let cases: Vec<Case> = cases(&reports)
+        .into_iter()
+        .filter(|c| c.arch == arch)
+        .collect();
+    if cases.is_empty() {
+        eprintln!("\n!!! NOT CHECKED: {arch} is not in this build (`CUBINS_ARCHS=all` builds every arch) !!!\n");
+        return;
+    }
 
     let existing = existing_snapshots(&dir);
     let first_for_toolkit = existing.is_empty() && !caller_controls_updates();

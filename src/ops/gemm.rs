@@ -349,17 +349,32 @@ pub fn gemm_workspace_len(gpu: &Gpu, tier: Tier, desc: &GemmDesc) -> Result<usiz
         addr: 0,
         bytes: u64::MAX,
     });
-    let plan = plan::plan(&problem, &device_facts(gpu)?, &desc.choice, false)
+    let plan = plan::plan(&problem, &device_facts(gpu, tier)?, &desc.choice, false)
         .map_err(|e| plan_error(&e))?;
     Ok((plan.workspace_bytes / 4) as usize)
 }
 
-fn device_facts(gpu: &Gpu) -> Result<plan::DeviceFacts, Error> {
+/// What the selector knows of this GPU for `tier`: SMs, shared memory, the wgmma route and
+/// the shared-memory class of the tier's loaded code.
+pub fn device_facts(gpu: &Gpu, tier: Tier) -> Result<plan::DeviceFacts, Error> {
     Ok(plan::DeviceFacts {
         sm_count: gpu.device().sm_count,
         max_smem_per_block_optin: gpu.device().limits.max_smem_per_block_optin,
         wgmma: wgmma_route(gpu)?,
+        smem_class: smem_class(gpu, tier)?,
     })
+}
+
+/// The shared-memory class of the code the tier's tensor-core kernels load from: its
+/// route's compute capability (the PTX fallback's own, not the device's).
+fn smem_class(gpu: &Gpu, tier: Tier) -> Result<plan::SmemClass, Error> {
+    let route = match tier {
+        Tier::Bf16 => gpu.kernel::<l::GemmBf16Nn64x64>()?.route(),
+        Tier::Fp16 => gpu.kernel::<l::GemmFp16Nn64x64>()?.route(),
+        Tier::Tf32 => gpu.kernel::<l::GemmTf32Nn64x64>()?.route(),
+        Tier::F32Pedantic => gpu.kernel::<l::GemmF32PedanticNn64x64>()?.route(),
+    };
+    Ok(plan::SmemClass::of_cc(route.code_cc))
 }
 
 /// The problem `desc` describes for `tier` with output type `out`, buffers at `addrs` (A, B, C).
@@ -426,8 +441,13 @@ fn plan_on_buffers<T: GemmInput, O: GemmOutput>(
         addr: w.as_device_ptr().as_raw(),
         bytes: w.len() as u64 * 4,
     });
-    let plan = plan::plan(&problem, &device_facts(gpu)?, &desc.choice, bias.is_some())
-        .map_err(|e| plan_error(&e))?;
+    let plan = plan::plan(
+        &problem,
+        &device_facts(gpu, tier)?,
+        &desc.choice,
+        bias.is_some(),
+    )
+    .map_err(|e| plan_error(&e))?;
 
     let (a_elems, b_elems, c_elems) = problem.spans();
     let (ab, bb, cb) = (buffer("a", a), buffer("b", b), buffer("c", c));

@@ -602,6 +602,12 @@ fn acc_bytes<T>(cols: usize) -> u64 {
     ((cols as u64) / vec + 1) * vec * 4
 }
 
+/// Dynamic shared memory the backward kernel takes for `row_groups` rows of `cols` columns
+/// (their dw accumulators), saturating at `u32::MAX`.
+pub fn accumulator_bytes<T>(cols: usize, row_groups: u32) -> u32 {
+    u32::try_from(acc_bytes::<T>(cols) * u64::from(row_groups)).unwrap_or(u32::MAX)
+}
+
 /// Dynamic shared memory of `row_groups` accumulators of `cols` columns, within a `u32`.
 fn acc_smem_bytes<T>(kernel: &'static str, cols: usize, row_groups: u32) -> Result<u32, Error> {
     u32::try_from(acc_bytes::<T>(cols) * u64::from(row_groups))

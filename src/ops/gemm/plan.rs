@@ -119,8 +119,8 @@ pub struct MmaTile {
     pub stages: u32,
     /// Blocks per SM the kernel's `__launch_bounds__` and contract promise.
     pub min_blocks: u32,
-    /// A skinny tile (entry suffix `skinny_{bm}x{bn}`): k tiles of 128 in a deep ring, for
-    /// M <= 128 and for problems whose M x N gives the standard tiles less than a wave
+    /// A skinny tile (entry suffix `skinny_{bm}x{bn}`): deep k tiles in a deep ring (128 where
+    /// an SM holds 228 KB, else 64), for M <= 128 and for problems whose M x N gives the standard tiles less than a wave
     /// (`select`, `select_skinny`).
     pub skinny: bool,
 }
@@ -287,6 +287,111 @@ pub const TILE_TF32_SMALL: MmaTile = MmaTile {
     min_blocks: 2,
     skinny: false,
 };
+/// Shared memory an SM of the code's arch holds: it sets the rings the tensor-core tiles are
+/// built with there (`kSmSharedKb` and `MmaTiles` in `cuda/include/cubins/arch.cuh` and
+/// `gemm/tiles.cuh`). Taken from the compute capability the loaded code was built for, so
+/// the PTX fallback plans with its own arch's tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SmemClass {
+    /// sm_86, sm_89, sm_120 (and any arch the kernels do not name): 100 KB.
+    Kb100,
+    /// sm_80: 164 KB.
+    Kb164,
+    /// sm_90, sm_100: 228 KB.
+    Kb228,
+}
+
+impl SmemClass {
+    pub const ALL: [SmemClass; 3] = [SmemClass::Kb100, SmemClass::Kb164, SmemClass::Kb228];
+
+    /// The class of code built for compute capability `code_cc` (90 for `sm_90a`).
+    pub fn of_cc(code_cc: u32) -> SmemClass {
+        match code_cc {
+            90 | 100 => SmemClass::Kb228,
+            80 => SmemClass::Kb164,
+            _ => SmemClass::Kb100,
+        }
+    }
+
+    /// The tensor-core tiles the kernels of this class are built with.
+    pub fn tiles(self) -> &'static MmaTiles {
+        match self {
+            SmemClass::Kb100 => &TILES_100KB,
+            SmemClass::Kb164 => &TILES_164KB,
+            SmemClass::Kb228 => &TILES_228KB,
+        }
+    }
+}
+
+/// The tensor-core tiles of one [`SmemClass`] (`MmaTiles<KB>` in tiles.cuh).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MmaTiles {
+    pub large: MmaTile,
+    pub large_nt: MmaTile,
+    pub medium: MmaTile,
+    pub small: MmaTile,
+    pub skinny_64x64: MmaTile,
+    pub skinny_64x32: MmaTile,
+    pub skinny_32x32: MmaTile,
+    pub tf32_wide: MmaTile,
+    pub tf32_large: MmaTile,
+    pub tf32_small: MmaTile,
+}
+
+/// sm_90, sm_100.
+pub const TILES_228KB: MmaTiles = MmaTiles {
+    large: TILE_LARGE,
+    large_nt: TILE_LARGE_NT,
+    medium: TILE_MEDIUM,
+    small: TILE_SMALL,
+    skinny_64x64: TILE_SKINNY_64X64,
+    skinny_64x32: TILE_SKINNY_64X32,
+    skinny_32x32: TILE_SKINNY_32X32,
+    tf32_wide: TILE_TF32_WIDE,
+    tf32_large: TILE_TF32_LARGE,
+    tf32_small: TILE_TF32_SMALL,
+};
+
+/// sm_80: the skinny rings take k tiles of 64 (48 / 48 / 32 KB: 3 / 3 / 4 blocks per SM).
+pub const TILES_164KB: MmaTiles = MmaTiles {
+    skinny_64x64: MmaTile {
+        bk: 64,
+        ..TILE_SKINNY_64X64
+    },
+    skinny_64x32: MmaTile {
+        bk: 64,
+        ..TILE_SKINNY_64X32
+    },
+    skinny_32x32: MmaTile {
+        bk: 64,
+        ..TILE_SKINNY_32X32
+    },
+    ..TILES_228KB
+};
+
+/// sm_86, sm_89, sm_120: 128 x 256 in k tiles of 32 (96 KB), 128 x 128 in 3 stages (48 KB),
+/// the skinny rings of sm_80, the f32 tiles in k tiles of 16.
+pub const TILES_100KB: MmaTiles = MmaTiles {
+    large: TILE_LARGE_NT,
+    medium: MmaTile {
+        stages: 3,
+        ..TILE_MEDIUM
+    },
+    tf32_wide: MmaTile {
+        bk: 16,
+        ..TILE_TF32_WIDE
+    },
+    tf32_large: MmaTile {
+        bk: 16,
+        ..TILE_TF32_LARGE
+    },
+    tf32_small: MmaTile {
+        bk: 16,
+        ..TILE_TF32_SMALL
+    },
+    ..TILES_164KB
+};
+
 pub const TILE_FMA_LARGE: FmaTile = FmaTile {
     bm: 128,
     bn: 128,
@@ -514,23 +619,25 @@ impl Schedule {
     }
 }
 
-/// The schedules each tier has entry points for, in selection preference order.
-pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
+/// The schedules each tier has entry points for in code of `class`, in selection preference
+/// order.
+pub fn schedules(tier: Tier, layout: Layout, class: SmemClass) -> Vec<Schedule> {
+    let t = class.tiles();
     match tier {
         Tier::Bf16 | Tier::Fp16 => {
             let large = if layout == Layout::NT {
-                TILE_LARGE_NT
+                t.large_nt
             } else {
-                TILE_LARGE
+                t.large
             };
             let mut v = vec![
                 Schedule::Wgmma(TILE_WGMMA),
                 Schedule::Mma(large),
-                Schedule::Mma(TILE_MEDIUM),
-                Schedule::Mma(TILE_SMALL),
-                Schedule::Mma(TILE_SKINNY_64X64),
-                Schedule::Mma(TILE_SKINNY_64X32),
-                Schedule::Mma(TILE_SKINNY_32X32),
+                Schedule::Mma(t.medium),
+                Schedule::Mma(t.small),
+                Schedule::Mma(t.skinny_64x64),
+                Schedule::Mma(t.skinny_64x32),
+                Schedule::Mma(t.skinny_32x32),
             ];
             // TN has no decode kernel: A would be read as [K][M].
             let decode: &[DecodeTile] = match layout {
@@ -544,10 +651,10 @@ pub fn schedules(tier: Tier, layout: Layout) -> Vec<Schedule> {
         Tier::Tf32 => {
             let mut v = vec![Schedule::Wgmma(TILE_WGMMA_TF32)];
             if layout != Layout::NT {
-                v.push(Schedule::Mma(TILE_TF32_WIDE));
+                v.push(Schedule::Mma(t.tf32_wide));
             }
-            v.push(Schedule::Mma(TILE_TF32_LARGE));
-            v.push(Schedule::Mma(TILE_TF32_SMALL));
+            v.push(Schedule::Mma(t.tf32_large));
+            v.push(Schedule::Mma(t.tf32_small));
             v
         }
         Tier::F32Pedantic => vec![Schedule::Fma(TILE_FMA_LARGE), Schedule::Fma(TILE_FMA_SMALL)],
@@ -672,6 +779,8 @@ pub struct DeviceFacts {
     /// Whether the runtime loaded the sm_90a cubin of the wgmma kernels (compute capability
     /// 9.0 and a build that includes sm_90a): only then are they more than trapping stubs.
     pub wgmma: bool,
+    /// The shared-memory class of the loaded tensor-core code: which tiles it holds.
+    pub smem_class: SmemClass,
 }
 
 /// Largest dimension the kernels index with 32-bit arithmetic plus a tile of headroom.
@@ -892,7 +1001,7 @@ fn tiles(m: u32, n: u32, bm: u32, bn: u32) -> u64 {
 
 /// Whether `schedule` can run `p` on `device`, and why not.
 pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<(), String> {
-    if !schedules(p.tier, p.layout).contains(schedule) {
+    if !schedules(p.tier, p.layout, device.smem_class).contains(schedule) {
         return Err(format!(
             "the {} tier has no {} entry point for layout {} built as `{}`",
             p.tier.name(),
@@ -949,7 +1058,7 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
 /// the largest mma.sync tile that still gives every SM a block (a full wave), else a skinny
 /// tile, else the smallest tile.
 pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
-    let candidates = schedules(p.tier, p.layout);
+    let candidates = schedules(p.tier, p.layout, device.smem_class);
     let fitting: Vec<Schedule> = candidates
         .into_iter()
         .filter(|s| fits(p, device, s).is_ok())
@@ -967,7 +1076,7 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
             )
         })
         .collect();
-    let skinny = select_skinny(p, sms, &fitting);
+    let skinny = select_skinny(p, device, &fitting);
     for s in &tiled {
         let (blocks, wave) = match s {
             // A wgmma tile runs about 1.7x faster than an mma.sync tile of the same size, so
@@ -999,14 +1108,16 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
 /// M <= 32 (a taller tile copies A through the bounds-checked path on every k tile), else
 /// 64 x 64 where it gives at least 90% of a wave, else 64 x 32. `None` where the tier has no
 /// skinny tiles or the pick does not fit the device.
-fn select_skinny(p: &Problem, sms: u64, fitting: &[Schedule]) -> Option<MmaTile> {
-    let wide = TILE_SKINNY_64X64;
-    let pick = if p.m <= TILE_SKINNY_32X32.bm {
-        TILE_SKINNY_32X32
+fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Option<MmaTile> {
+    let sms = u64::from(device.sm_count.max(1));
+    let t = device.smem_class.tiles();
+    let wide = t.skinny_64x64;
+    let pick = if p.m <= t.skinny_32x32.bm {
+        t.skinny_32x32
     } else if tiles(p.m, p.n, wide.bm, wide.bn) * 10 >= sms * 9 {
         wide
     } else {
-        TILE_SKINNY_64X32
+        t.skinny_64x32
     };
     fitting.contains(&Schedule::Mma(pick)).then_some(pick)
 }

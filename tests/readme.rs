@@ -1,0 +1,65 @@
+//! The README's arch status table against the build: every supported arch has a row, and an
+//! arch the README says builds with every contract holding was built here with contracts
+//! enforced (a violation fails the build, so a finished build is a clean one). CI builds
+//! every arch; a build of fewer names the unchecked rows in one loud line (and fails in CI).
+
+use cubins_inspect::arch::SUPPORTED;
+
+/// (arch, builds clean) rows of the README's status table.
+fn status_rows(readme: &str) -> Vec<(String, bool)> {
+    let start = readme
+        .find("| arch | builds with every contract holding |")
+        .expect("the README's arch status table");
+    readme[start..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let arch = cells[1].trim_matches('`').to_string();
+            let builds = match cells[2] {
+                "yes" => true,
+                "no" => false,
+                other => panic!("README status of {arch}: `{other}` is neither yes nor no"),
+            };
+            (arch, builds)
+        })
+        .collect()
+}
+
+#[test]
+fn readme_arch_status_matches_the_build() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let rows = status_rows(&readme);
+    let listed: Vec<&str> = rows.iter().map(|(a, _)| a.as_str()).collect();
+    let supported: Vec<String> = SUPPORTED.iter().map(|a| a.sm_name()).collect();
+    assert_eq!(
+        listed, supported,
+        "the README's table lists exactly the supported arches, in order"
+    );
+
+    if let Some(reason) = cubins::build_info().without_kernels {
+        eprintln!("\n!!! NOT CHECKED: the README's arch status (this build has no kernels: {reason}) !!!\n");
+        return;
+    }
+    let level = std::env::var("CUBINS_CONTRACTS").unwrap_or_default();
+    assert!(
+        level.is_empty() || level == "error",
+        "the README's claims need contracts enforced; this build has CUBINS_CONTRACTS={level}"
+    );
+    let built = cubins::build_info().archs;
+    let unbuilt: Vec<&str> = rows
+        .iter()
+        .filter(|(arch, clean)| *clean && !built.contains(&arch.as_str()))
+        .map(|(a, _)| a.as_str())
+        .collect();
+    if !unbuilt.is_empty() {
+        let msg = format!(
+            "the README says {} build clean, and this build did not include them (`CUBINS_ARCHS=all` does)",
+            unbuilt.join(", ")
+        );
+        assert!(std::env::var_os("CI").is_none(), "{msg}");
+        eprintln!("\n!!! NOT CHECKED: {msg} !!!\n");
+    }
+}
