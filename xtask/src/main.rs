@@ -2,6 +2,7 @@
 
 mod bindgen;
 mod bundle;
+mod package;
 mod prebuild;
 mod setup;
 mod stub;
@@ -21,12 +22,14 @@ cargo xtask <task>
   test [ARGS]       setup, link stub, kernels for every arch (CUBINS_ARCHS=all unless
                     CUBINS_ARCHS or CUDA_COMPUTE_CAP is set; a line per nvcc job), then the
                     whole suite with the runtime (cargo test --workspace --no-fail-fast
-                    --features cubins/cust ARGS), no GPU or driver needed
+                    --features cubins/cust ARGS), no GPU or driver needed; then `package`
   link-stub         build target/cuda-stub/lib64/libcuda.so: a driver stand-in to link `cust`
   bindgen [--check] regenerate src/params.rs from cuda/include/cubins/params.h (libclang from setup)
   gpu-bundle [--out DIR]
                     GPU tests + benchmarks (release, sm_90 included), stripped, with run.sh,
                     into DIR (default bundle/); on the GPU machine: bash DIR/run.sh RESULTS all
+  package           package cubins-inspect and cubins (sizes), unpack them and build a fresh
+                    crate on the unpacked cubins with sm90: the package alone builds a dependent
   inspect [ARGS]    run the cubins-inspect CLI (report, diff, or a .cu/.cubin file)
   help              this text
 ";
@@ -43,6 +46,7 @@ fn main() {
         "link-stub" => stub::run().map(|_| ()),
         "gpu-bundle" => bundle::run(&rest),
         "bindgen" => bindgen::run(&rest),
+        "package" => package::run(&rest),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
             Ok(())

@@ -167,7 +167,9 @@ pub fn test(args: &[String]) -> Result {
         .env("LD_LIBRARY_PATH", stub::loader_path(&stub))
         .arg("test")
         .args(&cargo_args);
-    status(c)
+    status(c)?;
+    // The published package, as a dependent builds it.
+    crate::package::run(&[])
 }
 
 pub fn inspect(args: &[String]) -> Result {
