@@ -30,7 +30,7 @@ impl CopyKernel {
     /// per thread of a 256-thread tile and works only with exactly that block).
     pub const BLOCK: u32 = 256;
 
-    /// Resident blocks per SM the default grid fills (the kernels' contract minimums).
+    /// Resident blocks per SM the default grid fills where an SM holds 2048 threads.
     fn blocks_per_sm(self) -> u32 {
         match self {
             CopyKernel::Vec16 => 8,
@@ -42,10 +42,17 @@ impl CopyKernel {
 /// Bytes each thread moves per access.
 pub const VECTOR_BYTES: u32 = 16;
 
-/// The grid `copy` uses for `n_vec` 16-byte vectors: one full wave of resident blocks,
-/// fewer when there is less work; the kernels loop over the rest.
+/// The grid `copy` uses for `n_vec` 16-byte vectors: one wave of the contract's blocks per
+/// SM, no more than the route's cubin holds (6 where an SM holds 1536 threads), fewer when
+/// there is less work; the kernels loop over the rest.
 pub fn default_config(gpu: &Gpu, kernel: CopyKernel, n_vec: u64) -> LaunchConfig {
-    let wave = u64::from(gpu.device().sm_count.max(1) * kernel.blocks_per_sm());
+    let per_sm = crate::ops::rows::wave_blocks_per_sm(
+        gpu,
+        kernel.name(),
+        CopyKernel::BLOCK,
+        kernel.blocks_per_sm(),
+    );
+    let wave = u64::from(gpu.device().sm_count.max(1) * per_sm);
     let needed = n_vec.div_ceil(u64::from(CopyKernel::BLOCK)).max(1);
     LaunchConfig::linear(needed.min(wave) as u32, CopyKernel::BLOCK)
 }

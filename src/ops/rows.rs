@@ -214,6 +214,16 @@ pub fn plan_rows<T: Storage>(
     Ok((r, c, launched))
 }
 
+/// Blocks per SM a grid-stride kernel's wave holds: `wanted`, capped at what the route's cubin
+/// of `kernel` holds at `threads` per block (the build's offline occupancy; a PTX route keeps
+/// `wanted`).
+pub fn wave_blocks_per_sm(gpu: &Gpu, kernel: &str, threads: u32, wanted: u32) -> u32 {
+    match gpu.modelled_blocks_per_sm(kernel, threads, 0) {
+        Ok(Some(held)) if held > 0 => wanted.min(held),
+        _ => wanted,
+    }
+}
+
 /// The entry point `prefix_dtype` as the static name the launcher table knows.
 pub fn entry_name<T: Storage>(prefix: &str) -> Result<&'static str, Error> {
     let name = format!("{prefix}_{}", T::NAME);

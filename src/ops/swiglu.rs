@@ -109,9 +109,11 @@ pub fn swiglu<T: SwigluElem>(
     gb.at_least(tensor_bytes::<T>(1, n))?;
     ub.at_least(tensor_bytes::<T>(1, n))?;
     check_disjoint(&[ob], &[gb, ub])?;
-    // One wave of resident blocks, fewer when there is less work; the kernel loops.
+    // One wave of resident blocks (6 per SM where the cubin holds no more), fewer when there
+    // is less work; the kernel loops.
     let chunks = (n as u64).div_ceil(u64::from(super::rows::chunk_elems::<T>()));
-    let wave = u64::from(gpu.device().sm_count.max(1) * FLAT_BLOCKS_PER_SM);
+    let per_sm = super::rows::wave_blocks_per_sm(gpu, name, FLAT_THREADS, FLAT_BLOCKS_PER_SM);
+    let wave = u64::from(gpu.device().sm_count.max(1) * per_sm);
     let blocks = chunks.div_ceil(u64::from(FLAT_THREADS)).clamp(1, wave) as u32;
     let launched = Launched {
         kernel: name,

@@ -209,6 +209,32 @@ impl Gpu {
         Ok(self.kernel_state(index)?.route.clone())
     }
 
+    /// Blocks of `threads` (with `dynamic_smem_bytes`) an SM holds of kernel `name` on its
+    /// route, by the build's offline occupancy of that cubin (the launch shapes kernels.toml
+    /// declares); `None` on a PTX route or a shape the build did not model. A plan that sizes
+    /// a wave needs no driver call for it.
+    pub fn modelled_blocks_per_sm(
+        &self,
+        name: &str,
+        threads: u32,
+        dynamic_smem_bytes: u32,
+    ) -> Result<Option<u32>, Error> {
+        let route = self.route(name)?;
+        if route.kind != ArtifactKind::Cubin {
+            return Ok(None);
+        }
+        let file = registry::kernel_file(route.file)?;
+        Ok(file
+            .cubin(route.arch)?
+            .resources(name)
+            .and_then(|r| {
+                r.occupancy
+                    .iter()
+                    .find(|&&(t, smem, _)| t == threads && smem == dynamic_smem_bytes)
+            })
+            .map(|&(_, _, blocks)| blocks))
+    }
+
     /// Wall time the kernel file's module took to load (JIT included), loading it if needed.
     pub fn module_load_time(&self, file: &str) -> Result<Duration, Error> {
         Ok(self.module(file)?.load_time)
