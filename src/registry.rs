@@ -15,12 +15,41 @@ pub struct KernelFile {
     pub toolkit: &'static str,
     /// nvcc flags shared by every artifact of this build (target flags aside).
     pub flags: &'static [&'static str],
+    /// Whether this build compiled the artifacts or embedded verified prebuilt ones.
+    pub origin: Origin,
     /// One cubin per built arch, ascending.
     pub cubins: &'static [Cubin],
     /// PTX for the lowest built arch: the driver-JIT fallback.
     pub ptx: Option<Ptx>,
     /// Entry points (`__global__` functions) the file defines.
     pub entry_points: &'static [EntryPoint],
+}
+
+/// Where a build's artifacts came from. Either way they are byte-identical to what nvcc makes
+/// of the same sources, toolkit and flags in any checkout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Compiled by nvcc in this crate's build.
+    Nvcc,
+    /// Prebuilt artifacts (`CUBINS_PREBUILT`), checked at build time against their recorded
+    /// SHA-256 and against the kernel sources this crate ships.
+    Prebuilt,
+}
+
+impl Origin {
+    /// `nvcc` or `prebuilt`, as STAMP lines print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Origin::Nvcc => "nvcc",
+            Origin::Prebuilt => "prebuilt",
+        }
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
 }
 
 /// Machine code for one arch.
@@ -88,6 +117,8 @@ pub struct BuildInfo {
     pub toolkit: &'static str,
     /// Arches built, ascending (`sm_80`, `sm_90`).
     pub archs: &'static [&'static str],
+    /// Where the artifacts came from (`None` without kernels).
+    pub origin: Option<Origin>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -273,6 +304,7 @@ mod tests {
         without_kernels: Some("CUBINS_NO_BUILD=1 was set at build time"),
         toolkit: "",
         archs: &[],
+        origin: None,
     };
 
     #[test]

@@ -5,7 +5,9 @@
 
 use crate::arch::Arch;
 use crate::manifest::{KernelEntry, Manifest};
-use crate::model::{CalleeSpill, CubinOutputs, CubinReport, KernelReport, Source, Sourced};
+use crate::model::{
+    CalleeSpill, CubinOutputs, CubinReport, KernelReport, Occupancy, Source, Sourced,
+};
 use crate::occupancy::{self, Carveout, KernelResources};
 use crate::parse::elf::ElfDump;
 use crate::parse::ptxas::PtxasLog;
@@ -256,6 +258,36 @@ pub fn analyze_cubin(
     })
 }
 
+/// Occupancy of kernel `name` (any of its names) on `arch` at the launch shapes `manifest`
+/// declares for it, else at the default block-size sweep.
+pub fn declared_occupancy(
+    arch: Arch,
+    name: &str,
+    resources: &KernelResources,
+    manifest: &Manifest,
+) -> Vec<Occupancy> {
+    let entry = manifest_entry(manifest, name).map(|(_, e)| e);
+    let max_threads = resources.max_threads_per_block;
+    let (block_sizes, dynamic_smem) = match entry {
+        Some(e) if !e.block_sizes.is_empty() => {
+            (e.block_sizes.clone(), e.dynamic_smem_on(&arch.sm_name()))
+        }
+        Some(e) => (
+            occupancy::default_block_sizes(max_threads),
+            e.dynamic_smem_on(&arch.sm_name()),
+        ),
+        None => (occupancy::default_block_sizes(max_threads), 0),
+    };
+    occupancy::limits_for(arch)
+        .map(|l| {
+            block_sizes
+                .iter()
+                .map(|b| l.occupancy(resources, *b, dynamic_smem, Carveout::Default))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn analyze_kernel(
     arch: Arch,
     name: &str,
@@ -318,31 +350,13 @@ fn analyze_kernel(
     let opcode_classes = sass::histogram(functions.iter().copied());
 
     let names = KernelNames::of(name);
-    let entry = manifest_entry(manifest, name).map(|(_, e)| e);
-    let (block_sizes, dynamic_smem) = match entry {
-        Some(e) if !e.block_sizes.is_empty() => {
-            (e.block_sizes.clone(), e.dynamic_smem_on(&arch.sm_name()))
-        }
-        Some(e) => (
-            occupancy::default_block_sizes(max_threads_per_block),
-            e.dynamic_smem_on(&arch.sm_name()),
-        ),
-        None => (occupancy::default_block_sizes(max_threads_per_block), 0),
-    };
     let resources = KernelResources {
         registers: registers.value,
         static_smem_bytes: smem_bytes.value,
         barriers: barriers.unwrap_or(0),
         max_threads_per_block,
     };
-    let occupancy = occupancy::limits_for(arch)
-        .map(|l| {
-            block_sizes
-                .iter()
-                .map(|b| l.occupancy(&resources, *b, dynamic_smem, Carveout::Default))
-                .collect()
-        })
-        .unwrap_or_default();
+    let occupancy = declared_occupancy(arch, name, &resources, manifest);
 
     let callees: Vec<String> = callee_symbols.iter().map(|c| demangle(c)).collect();
     let flags = flags(
@@ -391,7 +405,7 @@ fn callee_spill(log: Option<&PtxasLog>, symbol: &str) -> Option<CalleeSpill> {
             (w.spill_stores, w.spill_loads, 0)
         }
     };
-    (stores + loads > 0).then(|| CalleeSpill {
+    (stores > 0 || loads > 0).then(|| CalleeSpill {
         callee: demangle(symbol),
         spill_stores: stores,
         spill_loads: loads,
@@ -419,7 +433,8 @@ fn flags(
             "{FLAG_NO_PTXAS}: spill counts unknown (inspected from the cubin alone)"
         ));
     }
-    if stores + loads > 0 {
+    let spills = stores > 0 || loads > 0;
+    if spills {
         out.push(format!(
             "{FLAG_SPILLS}: {stores} bytes stored and {loads} bytes loaded to local memory"
         ));
@@ -430,7 +445,7 @@ fn flags(
             c.callee, c.spill_stores, c.spill_loads
         ));
     }
-    if have_ptxas && stack > 0 && stores + loads == 0 && callee_spills.is_empty() {
+    if have_ptxas && stack > 0 && !spills && callee_spills.is_empty() {
         let cause = if callees.is_empty() {
             "a run-time indexed local array?".to_string()
         } else {

@@ -9,7 +9,7 @@ use crate::model::CubinReport;
 use crate::pipeline::{self, BuildOutput, Plan};
 use crate::toolchain::cache::{self, Cache};
 use crate::toolchain::Toolchain;
-use crate::{contract, launcher, registry_gen};
+use crate::{contract, launcher, prebuilt, registry_gen};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +21,7 @@ pub const ENV_VARS: &[&str] = &[
     "CUBINS_NO_BUILD",
     "CUBINS_CACHE_DIR",
     "CUBINS_NVCC_WRAPPER",
+    prebuilt::ENV,
     "DOCS_RS",
     "NVCC",
     "CUDA_HOME",
@@ -138,29 +139,28 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     let (archs, _) = select_archs(&env).map_err(|e| format!("cubins: {e}"))?;
     let level = contract::level_from_env(env(contract::LEVEL_ENV).as_deref())
         .map_err(|e| format!("cubins: {e}"))?;
-    let tc = Toolchain::discover(&ctx.manifest_dir).map_err(|e| e.to_string())?;
-    println!("cargo:rerun-if-changed={}", tc.nvcc.display());
-    for &a in &archs {
-        tc.check_arch(a).map_err(|e| e.to_string())?;
+    let source = prebuilt::choose(&env, &ctx.manifest_dir).map_err(|e| e.to_string())?;
+    if let prebuilt::Source::Nvcc(tc) = &source {
+        println!("cargo:rerun-if-changed={}", tc.nvcc.display());
+        for &a in &archs {
+            tc.check_arch(a).map_err(|e| e.to_string())?;
+        }
     }
     let manifest =
         Manifest::load(&cuda_dir.join("kernels.toml")).map_err(|e| format!("cubins: {e}"))?;
     let plan = kernel_plan(&cuda_dir, archs.clone(), &manifest)?;
-    let cache_root = cache::dir_for_build_script(&env, &ctx.out_dir);
-    let cache = Cache::new(cache_root.clone())
-        .map_err(|e| format!("cubins: cache {}: {e}", cache_root.display()))?;
-    let mut build =
-        pipeline::build(&tc, &plan, &cache, ctx.jobs).map_err(|e| format!("cubins: {e}"))?;
-    let toolkit_root = tc.nvcc.parent().and_then(Path::parent).unwrap_or(&cuda_dir);
-    for dep in deps_to_watch(
-        &build.all_deps(),
-        &ctx.manifest_dir,
-        &[&cuda_dir, toolkit_root],
-    ) {
-        println!("cargo:rerun-if-changed={}", dep.display());
-    }
-
-    let reports = inspect(&build, &manifest)?;
+    let Kernels {
+        mut build,
+        reports,
+        toolkit,
+        declarations,
+        origin,
+    } = match source {
+        prebuilt::Source::Nvcc(tc) => compile_here(ctx, &env, &tc, &plan, &manifest)?,
+        prebuilt::Source::Prebuilt { dir, no_nvcc } => {
+            prebuilt_kernels(&dir, no_nvcc.as_ref(), &plan, &manifest)?
+        }
+    };
     let flat: Vec<(String, &CubinReport)> = build
         .files
         .iter()
@@ -177,23 +177,30 @@ pub fn run(ctx: &Context) -> Result<(), String> {
             outcome.errors.join("\n\n")
         ));
     }
-    let launchers = launcher::generate(&manifest, &flat).map_err(|errs| {
-        format!(
-            "cubins: typed launchers disagree with the cubins' parameter tables:\n{}",
-            errs.join("\n")
-        )
-    })?;
+    let (launchers, unchecked) = launcher::generate_and_check(&manifest, &flat, &declarations)
+        .map_err(|errs| {
+            format!(
+                "cubins: typed launchers disagree with the cubins' parameter tables or the kernels' declarations:\n{}",
+                errs.join("\n")
+            )
+        })?;
+    for u in &unchecked {
+        println!("cargo:warning=cubins: {u}");
+    }
 
     let artifacts = ctx.out_dir.join("artifacts");
     let ptx_copies = stage_artifacts(&mut build, &artifacts)?;
-    let report_json = serde_json::to_string(&ReportsFile::new(&tc, &build, &reports))
+    let report_json = serde_json::to_string(&ReportsFile::new(&toolkit, &build, &reports))
         .map_err(|e| e.to_string())?;
     write(&ctx.out_dir.join("reports.json"), &report_json)?;
     let registry = registry_gen::generate(
         &build,
         &reports,
-        &tc.version.full,
-        &plan.flags_for_identity(),
+        &registry_gen::Identity {
+            toolkit: &toolkit.0,
+            flags: &plan.flags_for_identity(),
+            origin,
+        },
         &ptx_copies,
     );
     write(&registry_path, &registry)?;
@@ -201,6 +208,85 @@ pub fn run(ctx: &Context) -> Result<(), String> {
     fs::write(ctx.out_dir.join("compiled.txt"), build.compiled.join("\n"))
         .map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// The kernels a build embeds, with what the checks read: compiled here or prebuilt.
+struct Kernels {
+    build: BuildOutput,
+    reports: Vec<Vec<CubinReport>>,
+    /// Full version and `major.minor`.
+    toolkit: (String, String),
+    declarations: launcher::signature::Sources,
+    origin: registry_gen::Origin,
+}
+
+/// Compiles `plan` with `tc` through the build's cache and inspects the cubins.
+fn compile_here(
+    ctx: &Context,
+    env: &dyn Fn(&str) -> Option<String>,
+    tc: &Toolchain,
+    plan: &Plan,
+    manifest: &Manifest,
+) -> Result<Kernels, String> {
+    let cache_root = cache::dir_for_build_script(env, &ctx.out_dir);
+    let cache = Cache::new(cache_root.clone())
+        .map_err(|e| format!("cubins: cache {}: {e}", cache_root.display()))?;
+    let build = pipeline::build(tc, plan, &cache, ctx.jobs).map_err(|e| format!("cubins: {e}"))?;
+    for note in &build.cache_notes {
+        println!("cargo:warning=cubins: {note}");
+    }
+    let cuda_dir = &plan.source_dir;
+    let toolkit_root = tc.nvcc.parent().and_then(Path::parent).unwrap_or(cuda_dir);
+    for dep in deps_to_watch(
+        &build.all_deps(),
+        &ctx.manifest_dir,
+        &[cuda_dir, toolkit_root],
+    ) {
+        println!("cargo:rerun-if-changed={}", dep.display());
+    }
+    let reports = inspect(&build, manifest)?;
+    // Element types come from the kernels' own declarations (nvcc -E, see launcher::signature).
+    let declarations = launcher::signature::of_build(tc, &build, &plan.flags, ctx.jobs);
+    Ok(Kernels {
+        build,
+        reports,
+        toolkit: (tc.version.full.clone(), tc.version.major_minor()),
+        declarations,
+        origin: registry_gen::Origin::Nvcc,
+    })
+}
+
+/// The verified prebuilt artifacts of `plan` in `dir` ([`prebuilt::load`]); `no_nvcc` is set
+/// when they are used because no nvcc was found, not because [`prebuilt::ENV`] asked.
+fn prebuilt_kernels(
+    dir: &Path,
+    no_nvcc: Option<&crate::toolchain::NvccNotFound>,
+    plan: &Plan,
+    manifest: &Manifest,
+) -> Result<Kernels, String> {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let loaded = prebuilt::load(dir, plan, manifest).map_err(|e| match no_nvcc {
+        None => format!("cubins: {e}"),
+        Some(n) => {
+            format!("{n}\n\nThe crate's prebuilt kernels cannot serve this build either: {e}")
+        }
+    })?;
+    for folder in &loaded.folders {
+        println!("cargo:rerun-if-changed={}", folder.display());
+    }
+    if no_nvcc.is_some() {
+        println!(
+            "cargo:warning=cubins: no nvcc found: embedding the verified prebuilt kernels of {}",
+            dir.display()
+        );
+    }
+    Ok(Kernels {
+        build: loaded.build,
+        reports: loaded.reports,
+        toolkit: (loaded.toolkit, loaded.toolkit_major_minor),
+        declarations: loaded.declarations,
+        origin: registry_gen::Origin::Prebuilt,
+    })
 }
 
 /// `run`'s error as build-script output: one `cargo::error=` line per line, which cargo
@@ -324,18 +410,22 @@ fn stage_artifacts(build: &mut BuildOutput, dir: &Path) -> Result<Vec<Option<Pat
     for f in &mut build.files {
         for c in &mut f.cubins {
             let stem = format!("{}.{}", f.name, c.arch.sm_name());
-            let bytes = fs::read(&c.path).map_err(|e| e.to_string())?;
-            c.path = copy(format!("{stem}.cubin"), &bytes)?;
-            copy(format!("{stem}.ptxas.log"), c.outputs.ptxas_log.as_bytes())?;
-            copy(format!("{stem}.sass"), c.outputs.sass.as_bytes())?;
-            copy(
-                format!("{stem}.res-usage.txt"),
-                c.outputs.res_usage.as_bytes(),
-            )?;
+            // The verified bytes, not the cache file: the cache is shared and may change.
+            c.path = copy(format!("{stem}.cubin"), &c.bytes)?;
+            // Prebuilt cubins come with their reports, not the tool outputs.
+            for (ext, text) in [
+                ("ptxas.log", &c.outputs.ptxas_log),
+                ("sass", &c.outputs.sass),
+                ("res-usage.txt", &c.outputs.res_usage),
+            ] {
+                if !text.is_empty() {
+                    copy(format!("{stem}.{ext}"), text.as_bytes())?;
+                }
+            }
         }
         ptx_copies.push(match &f.ptx {
             Some(p) => {
-                let mut bytes = fs::read(&p.path).map_err(|e| e.to_string())?;
+                let mut bytes = p.bytes.clone();
                 bytes.push(0);
                 Some(copy(
                     format!("{}.{}.ptx", f.name, p.arch.compute_name()),
@@ -370,10 +460,15 @@ pub struct CubinEntry {
 }
 
 impl ReportsFile {
-    fn new(tc: &Toolchain, build: &BuildOutput, reports: &[Vec<CubinReport>]) -> ReportsFile {
+    /// `toolkit`: full version and `major.minor`.
+    fn new(
+        toolkit: &(String, String),
+        build: &BuildOutput,
+        reports: &[Vec<CubinReport>],
+    ) -> ReportsFile {
         ReportsFile {
-            toolkit: tc.version.full.clone(),
-            toolkit_major_minor: tc.version.major_minor(),
+            toolkit: toolkit.0.clone(),
+            toolkit_major_minor: toolkit.1.clone(),
             files: build
                 .files
                 .iter()

@@ -157,6 +157,146 @@ fn run(cmd: &mut Command) -> Result<Vec<u8>, InspectError> {
     Ok(out.stdout)
 }
 
+/// Why a file is not a cubin, from its bytes alone (before cuobjdump sees it, whose message
+/// for a foreign or cut file is only `does not contain device code`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotACubin {
+    /// Shorter than an ELF header.
+    TooShort { len: usize },
+    /// A CUDA fat binary (several cubins and PTX), not one cubin.
+    FatBinary,
+    /// Not an ELF file at all.
+    NotElf,
+    /// An ELF file, but not 64-bit little-endian as every cubin is.
+    WrongElfClass,
+    /// An ELF file for another machine (a host object, say).
+    OtherMachine { machine: u16 },
+    /// The file ends before a table or section its header places in it.
+    Truncated {
+        len: usize,
+        needs: u64,
+        what: &'static str,
+    },
+}
+
+impl fmt::Display for NotACubin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotACubin::TooShort { len } => {
+                write!(f, "{len} bytes, shorter than an ELF header (64 bytes)")
+            }
+            NotACubin::FatBinary => f.write_str(
+                "a CUDA fat binary, not a single cubin (`cuobjdump -xelf all FILE` extracts its cubins)",
+            ),
+            NotACubin::NotElf => f.write_str("not an ELF file (a cubin starts with \\x7fELF)"),
+            NotACubin::WrongElfClass => {
+                f.write_str("an ELF file, but not 64-bit little-endian as cubins are")
+            }
+            NotACubin::OtherMachine { machine } => write!(
+                f,
+                "an ELF file for machine {machine}, not for CUDA ({EM_CUDA}); for a host object or \
+                 executable, `cuobjdump -xelf all FILE` extracts the cubins it embeds"
+            ),
+            NotACubin::Truncated { len, needs, what } => write!(
+                f,
+                "truncated: the file has {len} bytes, its {what} needs {needs}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NotACubin {}
+
+/// `e_machine` of a cubin.
+const EM_CUDA: u16 = 190;
+/// Section type of sections that take no bytes in the file (`.bss`-like).
+const SHT_NOBITS: u32 = 8;
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// Checks that `bytes` is a whole cubin: a 64-bit little-endian ELF file for `EM_CUDA` whose
+/// program headers, section headers and section contents all lie inside the file.
+pub fn check_cubin(bytes: &[u8]) -> Result<(), NotACubin> {
+    if bytes.starts_with(&[0x50, 0xed, 0x55, 0xba]) {
+        return Err(NotACubin::FatBinary);
+    }
+    if !bytes.starts_with(b"\x7fELF") {
+        return Err(if bytes.len() < 64 {
+            NotACubin::TooShort { len: bytes.len() }
+        } else {
+            NotACubin::NotElf
+        });
+    }
+    if bytes.len() < 64 {
+        return Err(NotACubin::TooShort { len: bytes.len() });
+    }
+    if bytes[4] != 2 || bytes[5] != 1 {
+        return Err(NotACubin::WrongElfClass);
+    }
+    let len = bytes.len();
+    let machine = u16_at(bytes, 18).unwrap_or(0);
+    if machine != EM_CUDA {
+        return Err(NotACubin::OtherMachine { machine });
+    }
+    let table = |off: usize, entsize: usize, num: usize| -> Option<(u64, u64, u64)> {
+        Some((
+            u64_at(bytes, off)?,
+            u64::from(u16_at(bytes, entsize)?),
+            u64::from(u16_at(bytes, num)?),
+        ))
+    };
+    let within = |start: u64, size: u64, what: &'static str| -> Result<(), NotACubin> {
+        let end = start.saturating_add(size);
+        if end > len as u64 {
+            Err(NotACubin::Truncated {
+                len,
+                needs: end,
+                what,
+            })
+        } else {
+            Ok(())
+        }
+    };
+    let (phoff, phentsize, phnum) = table(0x20, 0x36, 0x38).unwrap_or_default();
+    within(
+        phoff,
+        phentsize.saturating_mul(phnum),
+        "program header table",
+    )?;
+    let (shoff, shentsize, shnum) = table(0x28, 0x3a, 0x3c).unwrap_or_default();
+    within(
+        shoff,
+        shentsize.saturating_mul(shnum),
+        "section header table",
+    )?;
+    for i in 0..shnum {
+        let at = shoff.saturating_add(i.saturating_mul(shentsize));
+        let Ok(at) = usize::try_from(at) else { break };
+        let (Some(kind), Some(offset), Some(size)) = (
+            u32_at(bytes, at.saturating_add(4)),
+            u64_at(bytes, at.saturating_add(0x18)),
+            u64_at(bytes, at.saturating_add(0x20)),
+        ) else {
+            break;
+        };
+        if kind != SHT_NOBITS {
+            within(offset, size, "section data")?;
+        }
+    }
+    Ok(())
+}
+
 /// The tool outputs of a cubin that was not compiled here (so there is no ptxas log).
 pub fn outputs_of_cubin(tc: &Toolchain, cubin: &Path) -> Result<CubinOutputs, InspectError> {
     let dump = |flag: &str| -> Result<String, InspectError> {
@@ -274,4 +414,70 @@ pub fn latest_build_reports(target_dir: &Path) -> Option<PathBuf> {
         }
     }
     found.into_iter().max_by_key(|(t, _)| *t).map(|(_, p)| p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A minimal cubin-shaped ELF: header, one section of 16 bytes, the section header table.
+    fn tiny_cubin() -> Vec<u8> {
+        let mut b = vec![0u8; 64];
+        b[..4].copy_from_slice(b"\x7fELF");
+        b[4] = 2; // 64-bit
+        b[5] = 1; // little-endian
+        b[18..20].copy_from_slice(&EM_CUDA.to_le_bytes());
+        b.extend_from_slice(&[0xab; 16]); // section data at 64..80
+        let shoff = b.len() as u64;
+        b[0x28..0x30].copy_from_slice(&shoff.to_le_bytes());
+        b[0x3a..0x3c].copy_from_slice(&64u16.to_le_bytes());
+        b[0x3c..0x3e].copy_from_slice(&2u16.to_le_bytes());
+        b.extend_from_slice(&[0u8; 64]); // the null section
+        let mut sh = [0u8; 64];
+        sh[4..8].copy_from_slice(&1u32.to_le_bytes()); // PROGBITS
+        sh[0x18..0x20].copy_from_slice(&64u64.to_le_bytes());
+        sh[0x20..0x28].copy_from_slice(&16u64.to_le_bytes());
+        b.extend_from_slice(&sh);
+        b
+    }
+
+    #[test]
+    fn a_whole_cubin_passes_and_each_defect_is_named() {
+        let good = tiny_cubin();
+        assert_eq!(check_cubin(&good), Ok(()));
+        assert_eq!(
+            check_cubin(&good[..10]),
+            Err(NotACubin::TooShort { len: 10 })
+        );
+        assert!(matches!(
+            check_cubin(&good[..good.len() - 1]),
+            Err(NotACubin::Truncated {
+                what: "section header table",
+                ..
+            })
+        ));
+        assert_eq!(check_cubin(&[7u8; 4096]), Err(NotACubin::NotElf));
+        let mut host = good.clone();
+        host[18..20].copy_from_slice(&62u16.to_le_bytes());
+        assert_eq!(
+            check_cubin(&host),
+            Err(NotACubin::OtherMachine { machine: 62 })
+        );
+        let mut elf32 = good.clone();
+        elf32[4] = 1;
+        assert_eq!(check_cubin(&elf32), Err(NotACubin::WrongElfClass));
+        let mut fat = vec![0x50, 0xed, 0x55, 0xba];
+        fat.extend_from_slice(&good);
+        assert_eq!(check_cubin(&fat), Err(NotACubin::FatBinary));
+        // A section that runs past the end of the file.
+        let mut long = good.clone();
+        let sh = long.len() - 64;
+        long[sh + 0x20..sh + 0x28].copy_from_slice(&u64::MAX.to_le_bytes());
+        let e = check_cubin(&long).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("truncated: the file has 208 bytes, its section data needs"),
+            "{e}"
+        );
+    }
 }

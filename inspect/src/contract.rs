@@ -102,6 +102,8 @@ pub fn check_all_in(
 ) -> Outcome {
     let mut out = Outcome::default();
     validate_manifest(manifest, manifest_path, &mut out);
+    crate::validate::check(manifest, manifest_path, reports, &mut out);
+    out.warnings.extend(files_without_kernels(reports));
 
     // Which manifest keys were found where, and the kernels with no entry.
     let mut found: BTreeMap<&str, BTreeSet<Arch>> = BTreeMap::new();
@@ -272,6 +274,22 @@ pub fn check_all_in(
     out
 }
 
+/// A note for each kernel file none of whose cubins has an entry point: it compiles, but
+/// nothing of it can be launched.
+fn files_without_kernels(reports: &[(String, &CubinReport)]) -> Vec<String> {
+    let mut kernels: BTreeMap<&str, usize> = BTreeMap::new();
+    for (file, r) in reports {
+        *kernels.entry(file.as_str()).or_default() += r.kernels.len();
+    }
+    kernels
+        .into_iter()
+        .filter(|(_, n)| *n == 0)
+        .map(|(file, _)| {
+            format!("cuda/{file}.cu defines no entry points (no `__global__` function): nothing in it can be launched")
+        })
+        .collect()
+}
+
 /// Manifest errors that do not need a report: unknown arch keys, exceptions without a reason
 /// or naming unknown rules, malformed opcode classes.
 fn validate_manifest(manifest: &Manifest, path: &str, out: &mut Outcome) {
@@ -365,18 +383,13 @@ pub fn violations(k: &KernelReport, c: &Contract, entry: &KernelEntry) -> Vec<Vi
         }
     }
     if c.spills == Some(false) {
-        let callee: u32 = k
-            .callee_spills
-            .iter()
-            .map(|s| s.spill_stores + s.spill_loads)
-            .sum();
         if k.flags.iter().any(|f| f.starts_with(FLAG_NO_PTXAS)) {
             v.push(Violation {
                 rule: "spills",
                 detail: "spill counts are unknown (no ptxas log); the contract says spills = false"
                     .into(),
             });
-        } else if k.spill_stores + k.spill_loads + callee > 0 {
+        } else if k.spill_bytes() > 0 {
             let mut d = format!(
                 "spills {} bytes stored and {} bytes loaded",
                 k.spill_stores, k.spill_loads
@@ -564,13 +577,7 @@ fn missing_entry(file: &str, name: &str, archs: &[Arch], k: &KernelReport, path:
         sizes.join(", "),
         k.registers.value
     );
-    let spills = k.spill_stores
-        + k.spill_loads
-        + k.callee_spills
-            .iter()
-            .map(|c| c.spill_stores + c.spill_loads)
-            .sum::<u32>();
-    if spills == 0 {
+    if k.spill_bytes() == 0 {
         s.push_str("spills = false\n");
     }
     let _ = writeln!(s, "max_stack_bytes = {}", k.stack_bytes.value);
@@ -591,11 +598,12 @@ pub fn toml_key(name: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::{Occupancy, Source, Sourced};
 
-    fn kernel(arch: Arch) -> KernelReport {
+    /// A `copy_vec16` report with `__launch_bounds__(256)`, 24 registers, no spills.
+    pub(crate) fn kernel(arch: Arch) -> KernelReport {
         let s = |v| Sourced {
             value: v,
             source: Source::Ptxas,
@@ -630,7 +638,7 @@ mod tests {
         }
     }
 
-    const MANIFEST: &str = r#"
+    pub(crate) const MANIFEST: &str = r#"
 [kernels.copy_vec16]
 file = "copy.cu"
 block_sizes = [256]
@@ -643,7 +651,7 @@ forbid = ["LDL", "STL"]
 min_blocks_per_sm = { block_size = 256, blocks = 8 }
 "#;
 
-    fn check(manifest: &str, k: KernelReport) -> Outcome {
+    pub(crate) fn check(manifest: &str, k: KernelReport) -> Outcome {
         let m = Manifest::parse(manifest, "kernels.toml").unwrap();
         let r = CubinReport {
             arch: k.arch,

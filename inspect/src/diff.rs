@@ -52,13 +52,11 @@ fn compare(a: &KernelReport, b: &KernelReport) -> Vec<String> {
     num("registers", a.registers.value, b.registers.value);
     num("spill stores (bytes)", a.spill_stores, b.spill_stores);
     num("spill loads (bytes)", a.spill_loads, b.spill_loads);
-    let callee = |k: &KernelReport| {
-        k.callee_spills
-            .iter()
-            .map(|c| c.spill_stores + c.spill_loads)
-            .sum::<u32>()
-    };
-    num("callee spill bytes", callee(a), callee(b));
+    num(
+        "callee spill bytes",
+        a.callee_spill_bytes(),
+        b.callee_spill_bytes(),
+    );
     num(
         "stack frame (bytes)",
         a.stack_bytes.value,

@@ -3,11 +3,15 @@
 //!
 //! - [`params`]: the `name: type` declarations and their C layout (natural alignment).
 //! - [`abi`]: count, offset and size of each parameter against `.nv.info`, per arch.
+//! - [`signature`], [`types`]: element types against the kernel's own declaration (its
+//!   demangled signature, or the preprocessed `extern "C"` declaration).
 //! - [`emit`]: the Rust source the `cubins` crate includes (`OUT_DIR/launchers.rs`).
 
 pub mod abi;
 pub mod emit;
 pub mod params;
+pub mod signature;
+pub mod types;
 
 use crate::manifest::Manifest;
 use crate::model::CubinReport;
@@ -21,10 +25,34 @@ pub fn generate(
     manifest: &Manifest,
     reports: &[(String, &CubinReport)],
 ) -> Result<String, Vec<String>> {
-    let structs = std::env::var_os("CARGO_MANIFEST_DIR")
+    generate_with(manifest, reports, &crate_struct_layouts())
+}
+
+/// [`generate`], and the element types checked against the kernels' declarations
+/// ([`check_types`]): the launchers with the parameters left unchecked, or every error.
+pub fn generate_and_check(
+    manifest: &Manifest,
+    reports: &[(String, &CubinReport)],
+    sources: &signature::Sources,
+) -> Result<(String, Vec<String>), Vec<String>> {
+    let structs = crate_struct_layouts();
+    let generated = generate_with(manifest, reports, &structs);
+    let types = check_types(manifest, reports, sources, &structs);
+    match generated {
+        Ok(src) if types.errors.is_empty() => Ok((src, types.unchecked)),
+        Ok(_) => Err(types.errors),
+        Err(mut errors) => {
+            errors.extend(types.errors);
+            Err(errors)
+        }
+    }
+}
+
+/// The struct layouts of the crate being built (none outside a build script).
+fn crate_struct_layouts() -> StructLayouts {
+    std::env::var_os("CARGO_MANIFEST_DIR")
         .map(|dir| struct_layouts_of_crate(Path::new(&dir)))
-        .unwrap_or_default();
-    generate_with(manifest, reports, &structs)
+        .unwrap_or_default()
 }
 
 /// Layouts of the argument structs in `<crate>/src/params.rs` (bindgen output of
@@ -103,6 +131,86 @@ pub fn generate_with(
         Ok(emit::emit(&launchers, structs))
     } else {
         Err(errors)
+    }
+}
+
+/// What the kernels' declarations say about the launchers' parameter types.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TypeCheck {
+    /// A parameter whose type differs from the declaration's: fails the build.
+    pub errors: Vec<String>,
+    /// Parameters (or kernels) whose types could not be compared, and why.
+    pub unchecked: Vec<String>,
+}
+
+/// Checks every entry's parameter types against the kernel's declaration: the demangled
+/// signature of a C++ entry point, else the `extern "C"` declaration in `sources`. Entries
+/// whose `params` do not parse are left to [`generate`], which reports them.
+pub fn check_types(
+    manifest: &Manifest,
+    reports: &[(String, &CubinReport)],
+    sources: &signature::Sources,
+    structs: &StructLayouts,
+) -> TypeCheck {
+    let mut out = TypeCheck::default();
+    for (name, entry) in &manifest.kernels {
+        let Ok(params) = params::parse_params(name, &entry.params, structs) else {
+            continue;
+        };
+        let stem = entry.file.strip_suffix(".cu").unwrap_or(&entry.file);
+        let Some(kernel) = reports
+            .iter()
+            .filter(|(f, _)| f == stem)
+            .find_map(|(_, r)| abi::find_kernel(r, name))
+        else {
+            continue; // no cubin has it: the contract check says so
+        };
+        match declared_params(&kernel.mangled, &entry.file, sources.get(stem)) {
+            Ok((source, declared)) => {
+                let f = types::check(name, &source, &params, &declared);
+                out.errors.extend(f.errors);
+                out.unchecked.extend(f.unchecked);
+            }
+            Err(why) => out
+                .unchecked
+                .push(format!("{name}: parameter types not checked: {why}")),
+        }
+    }
+    out
+}
+
+/// The declared parameters of the kernel with symbol `mangled`, and where they come from.
+fn declared_params(
+    mangled: &str,
+    file: &str,
+    source: Option<&Result<std::collections::BTreeMap<String, signature::Declared>, String>>,
+) -> Result<(String, Vec<signature::CType>), String> {
+    if mangled.starts_with("_Z") {
+        let names = crate::analyze::KernelNames::of(mangled);
+        return signature::demangled_params(&names.demangled, &names.short)
+            .map(|p| ("its mangled signature".to_string(), p))
+            .ok_or_else(|| {
+                format!(
+                    "its demangled signature `{}` did not parse",
+                    names.demangled
+                )
+            });
+    }
+    let declarations = match source {
+        Some(Ok(d)) => d,
+        Some(Err(why)) => return Err(why.clone()),
+        None => return Err(format!("`{file}` was not preprocessed")),
+    };
+    match declarations.get(mangled) {
+        Some(signature::Declared::Params(p)) => {
+            Ok((format!("the declaration in {file}"), p.clone()))
+        }
+        Some(signature::Declared::Ambiguous) => Err(format!(
+            "`{file}` declares `{mangled}` more than once with different parameters"
+        )),
+        None => Err(format!(
+            "no `__global__` declaration of `{mangled}` in `{file}` after preprocessing"
+        )),
     }
 }
 

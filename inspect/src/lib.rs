@@ -8,7 +8,10 @@ pub mod model;
 pub mod occupancy;
 pub mod parse;
 pub mod pipeline;
+pub mod portable;
+pub mod prebuilt;
 pub mod toolchain;
+pub mod validate;
 
 pub use arch::Arch;
 pub mod analyze;

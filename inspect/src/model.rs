@@ -120,6 +120,29 @@ pub struct CalleeSpill {
     pub stack_bytes: u32,
 }
 
+impl CalleeSpill {
+    /// Bytes stored plus loaded (saturating: a report read from a file may hold anything).
+    pub fn bytes(&self) -> u32 {
+        self.spill_stores.saturating_add(self.spill_loads)
+    }
+}
+
+impl KernelReport {
+    /// Spill bytes of the callees charged to this kernel (saturating).
+    pub fn callee_spill_bytes(&self) -> u32 {
+        self.callee_spills
+            .iter()
+            .fold(0, |sum, c| sum.saturating_add(c.bytes()))
+    }
+
+    /// Spill bytes, stored plus loaded, of the kernel and its callees (saturating).
+    pub fn spill_bytes(&self) -> u32 {
+        self.spill_stores
+            .saturating_add(self.spill_loads)
+            .saturating_add(self.callee_spill_bytes())
+    }
+}
+
 /// All kernels of one cubin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CubinReport {

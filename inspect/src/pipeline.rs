@@ -4,14 +4,15 @@
 
 use crate::arch::{archs_for_file, Arch};
 use crate::model::CubinOutputs;
-use crate::toolchain::cache::{key_of, sha256_file, Cache};
-use crate::toolchain::nvcc::{error_locations, parse_depfile, CompileError, Job, OutputKind};
+use crate::toolchain::cache::{key_of, sha256_file, sha256_hex, Cache, Corruption, Entry, Lookup};
+use crate::toolchain::nvcc::{CompileError, Job, OutputKind};
 use crate::toolchain::Toolchain;
 use std::collections::VecDeque;
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::SystemTime;
 
 /// Flags every kernel is compiled with (besides the target and include flags).
 pub const BASE_FLAGS: &[&str] = &["-std=c++17", "-O3", "-lineinfo", "--expt-relaxed-constexpr"];
@@ -63,6 +64,16 @@ impl Plan {
             .filter(|p| p.extension().is_some_and(|x| x == "cu"))
             .collect();
         sources.sort();
+        // nvcc would say only `No such file or directory` for it.
+        if let Some(dir) = sources.iter().find(|p| p.is_dir()) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a directory, not a kernel file (rename or move it)",
+                    dir.display()
+                ),
+            ));
+        }
         let mut flags: Vec<String> = BASE_FLAGS.iter().map(|s| s.to_string()).collect();
         flags.push(format!("-I{}", source_dir.join("include").display()));
         Ok(Plan {
@@ -155,6 +166,9 @@ pub struct Artifact {
     pub kind: OutputKind,
     /// Where the artifact lies (inside the cache's object folder).
     pub path: PathBuf,
+    /// The artifact, as verified against its cache entry's sums: what a build embeds (the
+    /// file at `path` may change or go after the build).
+    pub bytes: Vec<u8>,
     pub sha256: String,
     /// Dependencies nvcc reported (the source and every header, system ones too).
     pub deps: Vec<PathBuf>,
@@ -181,6 +195,9 @@ pub struct BuildOutput {
     pub files: Vec<KernelFileBuild>,
     /// Artifact names nvcc produced in this run (empty on a cache-only rebuild).
     pub compiled: Vec<String>,
+    /// One line per corrupt cache entry this run found, evicted and compiled again, for the
+    /// caller to show (a build script prints each as a `cargo:warning`).
+    pub cache_notes: Vec<String>,
 }
 
 impl BuildOutput {
@@ -258,9 +275,11 @@ pub fn build_observed(
     parallelism: usize,
     observe: &(dyn Fn(&Job, Progress) + Sync),
 ) -> Result<BuildOutput, BuildError> {
+    let started = SystemTime::now();
+    cache.clean_temporaries(started);
     let jobs = plan.jobs();
     let queue = Mutex::new(jobs.iter().enumerate().collect::<VecDeque<_>>());
-    let results: Mutex<Vec<Option<Result<Artifact, BuildError>>>> =
+    let results: Mutex<Vec<Option<Result<JobOutput, BuildError>>>> =
         Mutex::new(std::iter::repeat_with(|| None).take(jobs.len()).collect());
     let workers = parallelism.clamp(1, jobs.len().max(1));
     std::thread::scope(|s| {
@@ -277,11 +296,15 @@ pub fn build_observed(
             });
         }
     });
+    cache.evict(SystemTime::now(), started);
     let results = results.into_inner().unwrap();
     // Report the first failure in plan order (deterministic across runs).
     let mut artifacts = Vec::with_capacity(jobs.len());
+    let mut cache_notes = Vec::new();
     for r in results.into_iter().flatten() {
-        artifacts.push(r?);
+        let out = r?;
+        cache_notes.extend(out.note);
+        artifacts.push(out.artifact);
     }
     let compiled = jobs
         .iter()
@@ -315,12 +338,24 @@ pub fn build_observed(
             ptx,
         });
     }
-    Ok(BuildOutput { files, compiled })
+    Ok(BuildOutput {
+        files,
+        compiled,
+        cache_notes,
+    })
 }
 
 /// Digest of the kernel file and the headers it includes from under `source_dir`,
 /// by relative path and contents (toolkit headers are identified by the toolkit version).
 pub fn source_digest(source_dir: &Path, deps: &[PathBuf]) -> std::io::Result<String> {
+    Ok(closure_digest(&source_closure(source_dir, deps)?))
+}
+
+/// The files of `deps` under `source_dir`: (path relative to it with `/`, SHA-256), sorted.
+pub fn source_closure(
+    source_dir: &Path,
+    deps: &[PathBuf],
+) -> std::io::Result<Vec<(String, String)>> {
     let root = source_dir.canonicalize()?;
     let mut parts: Vec<(String, String)> = Vec::new();
     for d in deps {
@@ -330,24 +365,30 @@ pub fn source_digest(source_dir: &Path, deps: &[PathBuf]) -> std::io::Result<Str
         }
     }
     parts.sort();
-    let flat: Vec<&str> = parts
+    Ok(parts)
+}
+
+/// The [`source_digest`] of a closure [`source_closure`] listed.
+pub fn closure_digest(closure: &[(String, String)]) -> String {
+    let flat: Vec<&str> = closure
         .iter()
         .flat_map(|(a, b)| [a.as_str(), b.as_str()])
         .collect();
-    Ok(key_of(&flat))
+    key_of(&flat)
 }
 
 fn manifest_key(tc: &Toolchain, job: &Job) -> String {
     let arch = job.arch.sm_name();
     let kind = job.kind.extension();
-    let src = job
-        .source
-        .canonicalize()
-        .unwrap_or_else(|_| job.source.clone());
-    let src = src.to_string_lossy();
+    // Nothing that depends on the checkout path: the source by its name in the kernel
+    // folder, include folders relative to it (the contents count in the object key).
+    let src = job.source_name();
+    let flags = job.portable_flags();
     let wrapper = tc.wrapper.as_deref().unwrap_or("");
     let mut parts = vec![
-        "cubins-cache-v1",
+        // v2: entries carry SHA256SUMS and dependency lists a checksum.
+        "cubins-cache-v2",
+        crate::portable::PROCEDURE,
         &tc.version.banner,
         &tc.cuobjdump_banner,
         wrapper,
@@ -355,7 +396,7 @@ fn manifest_key(tc: &Toolchain, job: &Job) -> String {
         kind,
         &src,
     ];
-    parts.extend(job.flags.iter().map(String::as_str));
+    parts.extend(flags.iter().map(String::as_str));
     key_of(&parts)
 }
 
@@ -365,17 +406,39 @@ const RES_USAGE: &str = "res-usage.txt";
 const SASS: &str = "sass.txt";
 const ELF: &str = "elf.txt";
 
+/// The files a job's cache entry holds.
+fn entry_files(kind: OutputKind) -> &'static [&'static str] {
+    match kind {
+        OutputKind::Cubin => &[ARTIFACT, PTXAS_LOG, RES_USAGE, SASS, ELF],
+        OutputKind::Ptx => &[ARTIFACT],
+    }
+}
+
+/// A finished job: its artifact, and a line for the user if its cache entry was corrupt.
+struct JobOutput {
+    artifact: Artifact,
+    note: Option<String>,
+}
+
 fn run_job(
     tc: &Toolchain,
     job: &Job,
     cache: &Cache,
     observe: &(dyn Fn(&Job, Progress) + Sync),
-) -> Result<Artifact, BuildError> {
+) -> Result<JobOutput, BuildError> {
     let mkey = manifest_key(tc, job);
-    if let Some((dir, deps)) = cache.lookup(&mkey) {
-        observe(job, Progress::Cached);
-        return load_artifact(job, &dir, deps, false);
-    }
+    let cache = &cache.clone().with_deps_base(job.work_dir());
+    let corrupt = match cache.lookup(&mkey, entry_files(job.kind)) {
+        Lookup::Hit(entry) => {
+            observe(job, Progress::Cached);
+            return Ok(JobOutput {
+                artifact: artifact_of(job, entry, false),
+                note: None,
+            });
+        }
+        Lookup::Miss => None,
+        Lookup::Corrupt(c) => Some(c),
+    };
     observe(job, Progress::Compiling);
     let started = std::time::Instant::now();
     let compiled = compile_job(tc, job, cache, &mkey);
@@ -385,65 +448,60 @@ fn run_job(
             seconds: started.elapsed().as_secs_f64(),
         },
     );
-    compiled
+    let (artifact, replaced) = compiled?;
+    Ok(JobOutput {
+        artifact,
+        note: corrupt.or(replaced).map(|c| corruption_note(job, &c)),
+    })
 }
 
-/// Runs nvcc and cuobjdump for a job the cache lacks and commits the result.
+fn corruption_note(job: &Job, c: &Corruption) -> String {
+    format!(
+        "the cache entry of {} failed verification ({}: {}); evicted it and compiled again",
+        job.artifact_name(),
+        c.path.display(),
+        c.problem
+    )
+}
+
+/// Runs nvcc and cuobjdump for a job the cache lacks and commits the result; returns the
+/// stored artifact and the corrupt entry the commit replaced, if any.
 fn compile_job(
     tc: &Toolchain,
     job: &Job,
     cache: &Cache,
     mkey: &str,
-) -> Result<Artifact, BuildError> {
+) -> Result<(Artifact, Option<Corruption>), BuildError> {
+    // Deleted on every early return: a failed compile leaves nothing in `tmp/`.
     let scratch = cache
-        .scratch(mkey)
+        .scratch()
         .map_err(io_err("creating a scratch folder in the cache"))?;
-    let out = scratch.join(ARTIFACT);
-    let depfile = scratch.join("deps.d");
-    let mut cmd = job.command(tc, &out, &depfile);
-    let output = cmd
-        .output()
-        .map_err(io_err(format!("running {}", tc.nvcc.display())))?;
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    if !output.status.success() {
-        let command = format!(
-            "{} {}",
-            tc.nvcc.display(),
-            job.args(&out, &depfile).join(" ")
-        );
-        return Err(BuildError::Compile(CompileError {
-            command,
-            locations: error_locations(&stderr),
-            stderr,
-        }));
-    }
-    let deps_text =
-        fs::read_to_string(&depfile).map_err(io_err(format!("reading {}", depfile.display())))?;
-    let deps: Vec<PathBuf> = parse_depfile(&deps_text)
-        .into_iter()
-        .map(|d| {
-            if d.is_relative() {
-                std::env::current_dir().map(|c| c.join(&d)).unwrap_or(d)
-            } else {
-                d
-            }
-        })
+    let out = scratch.path().join(ARTIFACT);
+    let compiled = crate::portable::compile(tc, job, &out, scratch.path())?;
+    let stderr = compiled.log;
+    // Recorded relative to the kernel folder where they can be: one list for every checkout.
+    let deps: Vec<PathBuf> = compiled
+        .deps
+        .iter()
+        .map(|d| crate::portable::cache_dep_name(d, job.work_dir()))
         .collect();
     if job.kind == OutputKind::Cubin {
-        fs::write(scratch.join(PTXAS_LOG), &stderr).map_err(io_err("writing the ptxas log"))?;
+        fs::write(scratch.path().join(PTXAS_LOG), &stderr)
+            .map_err(io_err("writing the ptxas log"))?;
         for (file, args) in [
             (RES_USAGE, &["-res-usage"][..]),
             (SASS, &["-sass"][..]),
             (ELF, &["-elf"][..]),
         ] {
             let text = cuobjdump(tc, args, &out)?;
-            fs::write(scratch.join(file), text).map_err(io_err(format!("writing {file}")))?;
+            fs::write(scratch.path().join(file), text)
+                .map_err(io_err(format!("writing {file}")))?;
         }
     }
-    let dir = cache
-        .commit(mkey, &scratch, &deps)
+    let committed = cache
+        .commit(mkey, scratch, &deps, entry_files(job.kind))
         .map_err(io_err("storing the artifact in the cache"))?;
-    load_artifact(job, &dir, deps, true)
+    Ok((artifact_of(job, committed.entry, true), committed.replaced))
 }
 
 fn cuobjdump(tc: &Toolchain, args: &[&str], cubin: &Path) -> Result<String, BuildError> {
@@ -466,33 +524,27 @@ fn cuobjdump(tc: &Toolchain, args: &[&str], cubin: &Path) -> Result<String, Buil
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn load_artifact(
-    job: &Job,
-    dir: &Path,
-    deps: Vec<PathBuf>,
-    compiled: bool,
-) -> Result<Artifact, BuildError> {
-    let path = dir.join(ARTIFACT);
-    let sha256 = sha256_file(&path).map_err(io_err(format!("reading {}", path.display())))?;
-    let read = |f: &str| {
-        fs::read_to_string(dir.join(f)).map_err(io_err(format!("reading {}/{f}", dir.display())))
-    };
+/// The artifact and tool outputs of a verified cache entry.
+fn artifact_of(job: &Job, mut entry: Entry, compiled: bool) -> Artifact {
+    let mut text = |f: &str| String::from_utf8_lossy(&entry.take(f)).into_owned();
     let outputs = match job.kind {
         OutputKind::Cubin => CubinOutputs {
-            ptxas_log: read(PTXAS_LOG)?,
-            res_usage: read(RES_USAGE)?,
-            sass: read(SASS)?,
-            elf: read(ELF)?,
+            ptxas_log: text(PTXAS_LOG),
+            res_usage: text(RES_USAGE),
+            sass: text(SASS),
+            elf: text(ELF),
         },
         OutputKind::Ptx => CubinOutputs::default(),
     };
-    Ok(Artifact {
+    let bytes = entry.take(ARTIFACT);
+    Artifact {
         arch: job.arch,
         kind: job.kind,
-        path,
-        sha256,
-        deps,
+        path: entry.dir.join(ARTIFACT),
+        sha256: sha256_hex(&bytes),
+        bytes,
+        deps: entry.deps.iter().map(|d| job.work_dir().join(d)).collect(),
         outputs,
         compiled,
-    })
+    }
 }

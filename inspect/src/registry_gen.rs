@@ -14,10 +14,38 @@ fn lit(s: &str) -> String {
     format!("{s:?}")
 }
 
+/// Where a build's artifacts came from (`cubins::registry::Origin`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled by nvcc in this build.
+    Nvcc,
+    /// Verified prebuilt artifacts ([`crate::prebuilt`]).
+    Prebuilt,
+}
+
+impl Origin {
+    fn path(self) -> &'static str {
+        match self {
+            Origin::Nvcc => "Origin::Nvcc",
+            Origin::Prebuilt => "Origin::Prebuilt",
+        }
+    }
+}
+
+/// What every artifact of a build shares.
+#[derive(Debug, Clone, Copy)]
+pub struct Identity<'a> {
+    /// `13.0.88`
+    pub toolkit: &'a str,
+    /// The flags that identify the build (include folders left out).
+    pub flags: &'a [String],
+    pub origin: Origin,
+}
+
 /// The registry for a build without kernels (`DOCS_RS`, `CUBINS_NO_BUILD=1`).
 pub fn empty(reason: &str) -> String {
     format!(
-        "pub(super) static BUILD_INFO: BuildInfo = BuildInfo {{ without_kernels: Some({}), toolkit: \"\", archs: &[] }};\n\
+        "pub(super) static BUILD_INFO: BuildInfo = BuildInfo {{ without_kernels: Some({}), toolkit: \"\", archs: &[], origin: None }};\n\
          pub(super) static KERNEL_FILES: &[KernelFile] = &[];\n",
         lit(reason)
     )
@@ -38,10 +66,14 @@ pub fn built_archs(build: &BuildOutput) -> Vec<Arch> {
 pub fn generate(
     build: &BuildOutput,
     reports: &[FileReports],
-    toolkit: &str,
-    flags: &[String],
+    identity: &Identity,
     ptx_copies: &[Option<std::path::PathBuf>],
 ) -> String {
+    let Identity {
+        toolkit,
+        flags,
+        origin,
+    } = *identity;
     let mut o = String::new();
     let archs_lit: Vec<String> = built_archs(build)
         .iter()
@@ -49,17 +81,18 @@ pub fn generate(
         .collect();
     let _ = writeln!(
         o,
-        "pub(super) static BUILD_INFO: BuildInfo = BuildInfo {{ without_kernels: None, toolkit: {}, archs: &[{}] }};",
+        "pub(super) static BUILD_INFO: BuildInfo = BuildInfo {{ without_kernels: None, toolkit: {}, archs: &[{}], origin: Some(ORIGIN) }};",
         lit(toolkit),
         archs_lit.join(", ")
     );
+    let _ = writeln!(o, "static ORIGIN: Origin = {};", origin.path());
     let flags_lit: Vec<String> = flags.iter().map(|f| lit(f)).collect();
     let _ = writeln!(o, "static FLAGS: &[&str] = &[{}];", flags_lit.join(", "));
     o.push_str("pub(super) static KERNEL_FILES: &[KernelFile] = &[\n");
     for (fi, file) in build.files.iter().enumerate() {
         let _ = writeln!(
             o,
-            "  KernelFile {{ name: {}, source_digest: {}, toolkit: {}, flags: FLAGS,",
+            "  KernelFile {{ name: {}, source_digest: {}, toolkit: {}, flags: FLAGS, origin: ORIGIN,",
             lit(&file.name),
             lit(&file.source_digest),
             lit(toolkit)
@@ -153,6 +186,7 @@ mod tests {
             arch,
             kind,
             path: format!("/out/{arch}").into(),
+            bytes: vec![],
             sha256: format!("sha-{arch}"),
             deps: vec![],
             outputs: CubinOutputs::default(),
@@ -182,15 +216,28 @@ mod tests {
                 file("gemm_wgmma", &[Arch::new(80), Arch::specific(90)]),
             ],
             compiled: vec![],
+            cache_notes: vec![],
         };
         assert_eq!(
             built_archs(&build),
             vec![Arch::new(80), Arch::new(90), Arch::specific(90)]
         );
-        let text = generate(&build, &[], "13.0.88", &[], &[None, None]);
+        let identity = |origin| Identity {
+            toolkit: "13.0.88",
+            flags: &[],
+            origin,
+        };
+        let text = generate(&build, &[], &identity(Origin::Nvcc), &[None, None]);
         assert!(
-            text.contains(r#"archs: &["sm_80", "sm_90", "sm_90a"] }"#),
+            text.contains(r#"archs: &["sm_80", "sm_90", "sm_90a"], origin: Some(ORIGIN) }"#)
+                && text.contains("static ORIGIN: Origin = Origin::Nvcc;"),
             "{text}"
+        );
+        let prebuilt = generate(&build, &[], &identity(Origin::Prebuilt), &[None, None]);
+        assert!(
+            prebuilt.contains("static ORIGIN: Origin = Origin::Prebuilt;")
+                && prebuilt.matches("origin: ORIGIN,").count() == 2,
+            "every kernel file says where it came from: {prebuilt}"
         );
         let copy =
             &text[text.find("name: \"copy\"").unwrap()..text.find("name: \"gemm_wgmma\"").unwrap()];

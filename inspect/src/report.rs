@@ -195,11 +195,7 @@ pub fn markdown_table(r: &ReportsFile) -> String {
             for k in &c.report.kernels {
                 rows += 1;
                 let occ: Vec<String> = k.occupancy.iter().map(occupancy_cell).collect();
-                let callee: u32 = k
-                    .callee_spills
-                    .iter()
-                    .map(|c| c.spill_stores + c.spill_loads)
-                    .sum();
+                let callee = k.callee_spill_bytes();
                 let spills = if callee > 0 {
                     format!(
                         "{}/{} (+{callee} in callees)",
@@ -322,15 +318,7 @@ fn worst_occupancy(kernels: &[KernelReport]) -> String {
 fn spill_bytes(kernels: &[KernelReport]) -> u32 {
     kernels
         .iter()
-        .map(|k| {
-            k.spill_stores
-                + k.spill_loads
-                + k.callee_spills
-                    .iter()
-                    .map(|c| c.spill_stores + c.spill_loads)
-                    .sum::<u32>()
-        })
-        .sum()
+        .fold(0, |sum, k| sum.saturating_add(k.spill_bytes()))
 }
 
 /// A build in one line per kernel file x arch: entry points, the most registers any of them

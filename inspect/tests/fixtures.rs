@@ -49,7 +49,9 @@ fn regenerate_tool_output_fixtures() {
             cache_dir: &cache_dir(),
             jobs: 2,
         };
-        let build = pipeline::build(&tc, &req.plan().unwrap(), &cache, 2).unwrap();
+        let plan = req.plan().unwrap();
+        let build = pipeline::build(&tc, &plan, &cache, 2).unwrap();
+        write_depfile(&tc, &plan, spec);
         for c in &build.files[0].cubins {
             let dir = tool_output_dir(spec.label, &c.arch.sm_name());
             fs::create_dir_all(&dir).unwrap();
@@ -75,6 +77,29 @@ fn regenerate_tool_output_fixtures() {
         }
         other => panic!("ptxas_fatal.cu should fail in ptxas: {other:?}"),
     }
+}
+
+/// nvcc's make-style dependency list for `spec`'s file (what the pipeline's `-MD -MF` writes),
+/// beside its first arch's outputs, with the workspace's own path written as `/src`.
+fn write_depfile(
+    tc: &cubins_inspect::toolchain::Toolchain,
+    plan: &pipeline::Plan,
+    spec: &FixtureSpec,
+) {
+    let out = std::process::Command::new(&tc.nvcc)
+        .args(["-M", "-x", "cu"])
+        .args(&plan.flags)
+        .arg(fixtures().join("kernels").join(spec.file))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout)
+        .replace(&workspace_root().display().to_string(), "/src");
+    fs::write(tool_output_dir(spec.label, spec.archs[0]).join(DEPS), text).unwrap();
 }
 
 #[test]

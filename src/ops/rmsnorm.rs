@@ -862,6 +862,7 @@ mod tests {
             code_cc,
             sha256: "",
             toolkit: "13.0.88",
+            origin: crate::registry::Origin::Nvcc,
             device: crate::runtime::DeviceId {
                 name: "NVIDIA H200".into(),
                 cc: 90,

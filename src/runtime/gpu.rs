@@ -334,6 +334,7 @@ impl Gpu {
             code_cc: module.selected.cc,
             sha256: module.selected.sha256,
             toolkit: module.file.toolkit,
+            origin: module.file.origin,
             device: self.device.id(),
             policy: self.policy,
         }

@@ -8,7 +8,7 @@
 //! counted process-wide ([`ptx_fallbacks`]) and labelled in the stamp, so a reading taken on
 //! the slow path cannot pass for the fast one.
 
-use crate::registry::KernelFile;
+use crate::registry::{KernelFile, Origin};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -241,6 +241,8 @@ pub struct Route {
     pub sha256: &'static str,
     /// CUDA toolkit that built the artifact.
     pub toolkit: &'static str,
+    /// Whether the build compiled it or embedded it prebuilt.
+    pub origin: Origin,
     pub device: DeviceId,
     pub policy: RoutePolicy,
 }
@@ -280,12 +282,13 @@ impl fmt::Display for Route {
         };
         write!(
             f,
-            "STAMP kernel={} file={} route={route} arch={} sha256={} toolkit={} device={:?} cc={}",
+            "STAMP kernel={} file={} route={route} arch={} sha256={} toolkit={} origin={} device={:?} cc={}",
             self.kernel,
             self.file,
             self.arch,
             self.short_sha256(),
             self.toolkit,
+            self.origin,
             &*self.device.name,
             cc_text(self.device.cc)
         )?;
@@ -326,6 +329,7 @@ mod tests {
             source_digest: "",
             toolkit: "13.0.88",
             flags: &[],
+            origin: Origin::Nvcc,
             cubins,
             ptx: ptx.map(|(arch, cc)| Ptx {
                 arch,
@@ -452,6 +456,10 @@ mod tests {
     }
 
     fn route(kind: ArtifactKind, policy: RoutePolicy) -> Route {
+        route_from(kind, policy, Origin::Nvcc)
+    }
+
+    fn route_from(kind: ArtifactKind, policy: RoutePolicy, origin: Origin) -> Route {
         Route {
             kernel: "copy_vec16",
             file: "copy",
@@ -464,6 +472,7 @@ mod tests {
             code_cc: if kind == ArtifactKind::Cubin { 90 } else { 80 },
             sha256: "1a2b3c4d5e6f7a8b9c0d",
             toolkit: "13.0.88",
+            origin,
             device: DeviceId {
                 name: "NVIDIA H200".into(),
                 cc: 90,
@@ -491,7 +500,14 @@ mod tests {
         assert_eq!(
             r.to_string(),
             "STAMP kernel=copy_vec16 file=copy route=cubin arch=sm_90 sha256=1a2b3c4d5e6f toolkit=13.0.88 \
-             device=\"NVIDIA H200\" cc=9.0"
+             origin=nvcc device=\"NVIDIA H200\" cc=9.0"
+        );
+        let prebuilt = route_from(ArtifactKind::Cubin, RoutePolicy::Auto, Origin::Prebuilt);
+        assert!(
+            prebuilt
+                .stamp()
+                .contains(" toolkit=13.0.88 origin=prebuilt device="),
+            "{prebuilt}"
         );
         assert!(!r.is_fallback());
         assert_eq!(r.brief(), "sm_90/cubin/sha256:1a2b3c4d5e6f");

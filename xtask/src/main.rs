@@ -2,6 +2,7 @@
 
 mod bindgen;
 mod bundle;
+mod export;
 mod package;
 mod prebuild;
 mod setup;
@@ -28,8 +29,13 @@ cargo xtask <task>
   gpu-bundle [--out DIR]
                     GPU tests + benchmarks (release, sm_90 included), stripped, with run.sh,
                     into DIR (default bundle/); on the GPU machine: bash DIR/run.sh RESULTS all
-  package           package cubins-inspect and cubins (sizes), unpack them and build a fresh
-                    crate on the unpacked cubins with sm90: the package alone builds a dependent
+  export-prebuilt --out DIR [--archs LIST]
+                    compile the kernels per arch (default: every supported one) and export
+                    cubins, PTX and reports with a manifest into DIR/<arch>/ (sizes printed);
+                    a build with CUBINS_PREBUILT=DIR embeds them without a CUDA toolkit
+  package           package cubins-inspect and cubins (sizes), unpack them, build a fresh crate
+                    on the unpacked cubins with sm90 (nvcc), export sm_90 prebuilt kernels and
+                    build it again with no CUDA on PATH from them: the same cubins
   inspect [ARGS]    run the cubins-inspect CLI (report, diff, or a .cu/.cubin file)
   help              this text
 ";
@@ -47,6 +53,7 @@ fn main() {
         "gpu-bundle" => bundle::run(&rest),
         "bindgen" => bindgen::run(&rest),
         "package" => package::run(&rest),
+        "export-prebuilt" => export::run(&rest),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
             Ok(())

@@ -72,6 +72,13 @@ pub fn run(args: &[String], build_dir: &Path) -> Result {
         println!("xtask kernels: none to compile ({reason})");
         return Ok(());
     }
+    if let Some(dir) = cubins_inspect::prebuilt::dir_from_env(&env)? {
+        println!(
+            "xtask kernels: none to compile (the build embeds the prebuilt kernels of {})",
+            dir.display()
+        );
+        return Ok(());
+    }
     let (archs, _) = select_archs(&env)?;
     let root = root();
     let tc = Toolchain::discover(&root)?;
@@ -107,7 +114,10 @@ pub fn run(args: &[String], build_dir: &Path) -> Result {
         }
     };
     let parallelism = std::thread::available_parallelism().map_or(1, |n| n.get());
-    build_observed(&tc, &plan, &cache, parallelism, &observe)?;
+    let build = build_observed(&tc, &plan, &cache, parallelism, &observe)?;
+    for note in &build.cache_notes {
+        println!("xtask kernels: note: {note}");
+    }
     let compiled = compiled.into_inner();
     println!(
         "xtask kernels: ready, {compiled} compiled, {} from the cache, {:.0} s",

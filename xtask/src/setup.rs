@@ -1,22 +1,13 @@
 //! `cargo xtask setup`: installs NVIDIA's CUDA compiler wheels from PyPI into `.cuda/`
-//! (git-ignored). Pinned: the 13.0 compiler matches the GPU machines' 580 driver, whose
-//! JIT rejects PTX from newer toolkits; nvvm is pinned too, since an unpinned one emits PTX
-//! the 13.0 ptxas rejects; cuobjdump and nvdisasm start at 13.2 on PyPI and read 13.0 cubins.
-//! Also libclang's wheel into `.cuda/libclang/`, for the bindings check (`xtask::bindgen`).
+//! (git-ignored), pinned in `cubins_inspect::toolchain::wheels` (which says why; a build
+//! without nvcc names the same pins). Also libclang's wheel into `.cuda/libclang/`, for the
+//! bindings check (`xtask::bindgen`).
 
 use crate::{root, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub const WHEELS: &[(&str, &str)] = &[
-    ("nvidia-cuda-nvcc", "13.0.88"),
-    ("nvidia-nvvm", "13.0.88"),
-    ("nvidia-cuda-crt", "13.0.88"),
-    ("nvidia-cuda-runtime", "13.0.96"),
-    ("nvidia-cuda-cccl", "13.0.85"),
-    ("nvidia-cuda-cuobjdump", "13.2.86"),
-    ("nvidia-cuda-nvdisasm", "13.2.86"),
-];
+pub use cubins_inspect::toolchain::wheels::WHEELS;
 
 /// libclang for `cargo xtask bindgen` (and its tests), from its PyPI wheel: the shared
 /// library ships inside the package (`clang/native/libclang.so`).

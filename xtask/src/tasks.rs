@@ -60,6 +60,8 @@ fn print_summary(path: &Path) -> Result {
 struct Workspace {
     /// Where cargo puts build-script outputs (and so the default kernel cache).
     build_dir: PathBuf,
+    /// Where cargo puts final artifacts (`cargo package` its `package/` folder).
+    target_dir: PathBuf,
     /// The `cubins` package, as cargo's messages name it.
     cubins_id: String,
 }
@@ -76,10 +78,12 @@ impl Workspace {
         }
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout)?;
         let dir = |key: &str| doc[key].as_str().map(PathBuf::from);
-        let build_dir = target_dir_arg(args)
-            .or_else(|| dir("build_directory"))
+        let target_dir = target_dir_arg(args)
             .or_else(|| dir("target_directory"))
             .ok_or("cargo metadata names no target directory")?;
+        let build_dir = target_dir_arg(args)
+            .or_else(|| dir("build_directory"))
+            .unwrap_or_else(|| target_dir.clone());
         let cubins_id = doc["packages"]
             .as_array()
             .into_iter()
@@ -90,9 +94,25 @@ impl Workspace {
             .to_string();
         Ok(Workspace {
             build_dir,
+            target_dir,
             cubins_id,
         })
     }
+}
+
+/// Cargo's target directory for the workspace (`CARGO_TARGET_DIR` and config included).
+pub fn target_dir() -> Result<PathBuf> {
+    Ok(Workspace::of(&[])?.target_dir)
+}
+
+/// The workspace's kernel cache: the one `cargo build` uses (`CUBINS_CACHE_DIR`, else in
+/// cargo's build directory).
+pub fn kernel_cache_dir() -> Result<PathBuf> {
+    let build_dir = Workspace::of(&[])?.build_dir;
+    Ok(cubins_inspect::toolchain::cache::dir_for_target_dir(
+        &|k| std::env::var(k).ok(),
+        &build_dir,
+    ))
 }
 
 /// `--target-dir DIR` or `--target-dir=DIR`, relative to the workspace root like cargo's.

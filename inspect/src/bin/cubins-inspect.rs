@@ -66,9 +66,13 @@ type CliResult<T = ()> = Result<T, CliError>;
 struct Opts {
     json: bool,
     build: bool,
+    help: bool,
     archs: Vec<Arch>,
     contracts: Option<PathBuf>,
     positional: Vec<String>,
+    /// The options given, as the command line spelled them (`--arch sm_90`), for the commands
+    /// that take none of them to name.
+    given: Vec<(&'static str, String)>,
 }
 
 fn parse_args(args: &[String]) -> CliResult<Opts> {
@@ -85,25 +89,75 @@ fn parse_args(args: &[String]) -> CliResult<Opts> {
                 .or_else(|| it.next().cloned())
                 .ok_or_else(|| CliError::Usage(format!("{name} needs a value")))
         };
-        match flag {
-            "--json" => o.json = true,
-            "--build" => o.build = true,
+        let name: &'static str = match flag {
+            "--json" if inline.is_none() => {
+                o.json = true;
+                "--json"
+            }
+            "--build" if inline.is_none() => {
+                // Part of the command word (`report --build`), checked there.
+                o.build = true;
+                continue;
+            }
             "--arch" => {
                 let v = value("--arch")?;
                 o.archs
                     .extend(Arch::parse_list(&v).map_err(|e| CliError::Usage(e.to_string()))?);
+                o.given.push(("--arch", format!("--arch {v}")));
+                continue;
             }
-            "--contracts" => o.contracts = Some(PathBuf::from(value("--contracts")?)),
-            "-h" | "--help" => o.positional.insert(0, "help".into()),
-            f if f.starts_with('-') => {
+            "--contracts" => {
+                let v = value("--contracts")?;
+                o.contracts = Some(PathBuf::from(&v));
+                o.given.push(("--contracts", format!("--contracts {v}")));
+                continue;
+            }
+            "-h" | "--help" => {
+                o.help = true;
+                "--help"
+            }
+            f if f.starts_with('-') && f.len() > 1 => {
                 return Err(CliError::Usage(format!("unknown option `{a}`")))
             }
-            _ => o.positional.push(a.clone()),
-        }
+            _ => {
+                o.positional.push(a.clone());
+                continue;
+            }
+        };
+        o.given.push((name, a.clone()));
     }
     o.archs.sort();
     o.archs.dedup();
     Ok(o)
+}
+
+/// `what` takes the options `allowed` and `positional` positional arguments (the command
+/// word included): anything else on the command line is an error, never ignored.
+fn takes(o: &Opts, what: &str, allowed: &[&str], positional: usize) -> CliResult {
+    let extra: Vec<&str> = o
+        .positional
+        .iter()
+        .skip(positional)
+        .map(String::as_str)
+        .chain(
+            o.given
+                .iter()
+                .filter(|(name, _)| !allowed.contains(name))
+                .map(|(_, spelled)| spelled.as_str()),
+        )
+        .collect();
+    if extra.is_empty() {
+        return Ok(());
+    }
+    let takes = if allowed.is_empty() {
+        "no options".to_string()
+    } else {
+        format!("only {}", allowed.join(", "))
+    };
+    Err(CliError::Usage(format!(
+        "{what} takes {takes}, not {}",
+        extra.join(" ")
+    )))
 }
 
 fn main() {
@@ -123,49 +177,53 @@ fn main() {
 }
 
 fn run(o: &Opts) -> CliResult<i32> {
+    if o.help {
+        print!("{}", usage());
+        return Ok(0);
+    }
+    if o.build && o.positional.first().map(String::as_str) != Some("report") {
+        return Err(CliError::Usage(
+            "--build belongs to `report` (report --build)".into(),
+        ));
+    }
     match o.positional.first().map(String::as_str) {
-        None | Some("help") => {
+        None if o.given.is_empty() && !o.build => {
+            print!("{}", usage());
+            Ok(0)
+        }
+        None => Err(CliError::Usage(
+            "which command? (report, diff, or a file)".into(),
+        )),
+        Some("help") => {
+            takes(o, "help", &[], 1)?;
             print!("{}", usage());
             Ok(0)
         }
         Some("report") if o.build => {
-            only_json(o, "report --build")?;
+            takes(o, "report --build", &["--json"], 1)?;
             report_build(o)
         }
-        Some("report") => report_workspace(o),
+        Some("report") => {
+            takes(o, "report", &["--json", "--arch"], 1)?;
+            report_workspace(o)
+        }
         Some("diff") => match o.positional.as_slice() {
-            [_, a, b] => diff_cmd(o, a, b),
+            [_, a, b] => {
+                takes(o, "diff", &["--arch"], 3)?;
+                diff_cmd(o, a, b)
+            }
             _ => Err(CliError::Usage(
                 "diff takes two reports or revisions: diff A B".into(),
             )),
         },
-        Some(file) if o.positional.len() == 1 => inspect_file(o, Path::new(file)),
+        Some(file) if o.positional.len() == 1 => {
+            takes(o, "a file", &["--json", "--arch", "--contracts"], 1)?;
+            inspect_file(o, Path::new(file))
+        }
         Some(_) => Err(CliError::Usage(format!(
             "unexpected arguments: {}",
             o.positional.join(" ")
         ))),
-    }
-}
-
-/// `what` reads a finished build: it takes `--json` and nothing else.
-fn only_json(o: &Opts, what: &str) -> CliResult {
-    let extra: Vec<String> = o.positional[1..]
-        .iter()
-        .cloned()
-        .chain(o.archs.iter().map(|a| format!("--arch {a}")))
-        .chain(
-            o.contracts
-                .iter()
-                .map(|c| format!("--contracts {}", c.display())),
-        )
-        .collect();
-    if extra.is_empty() {
-        Ok(())
-    } else {
-        Err(CliError::Usage(format!(
-            "{what} takes only --json, not {}",
-            extra.join(" ")
-        )))
     }
 }
 
@@ -264,7 +322,12 @@ fn compile_dir(
         jobs: jobs(),
     };
     match compile::compile_and_inspect(&tc, &req, manifest) {
-        Ok((_, reports)) => Ok(reports),
+        Ok((build, reports)) => {
+            for note in &build.cache_notes {
+                eprintln!("note: {note}");
+            }
+            Ok(reports)
+        }
         Err(InspectError::Build(BuildError::Compile(e))) => {
             Err(CliError::Failed(format!("{what} does not compile:\n{e}")))
         }
@@ -278,6 +341,12 @@ fn report_workspace(o: &Opts) -> CliResult<i32> {
     let manifest_path = root.join("cuda").join("kernels.toml");
     let manifest = Manifest::load(&manifest_path).map_err(|e| CliError::Failed(e.to_string()))?;
     let reports = compile_dir(&root, &root.join("cuda"), vec![], &archs, &manifest)?;
+    if kernel_count(&reports) == 0 {
+        return Err(CliError::Failed(format!(
+            "{} holds no entry points (no `__global__` function in any .cu file): nothing to report",
+            root.join("cuda").display()
+        )));
+    }
     if o.json {
         print_json(&reports)?;
         return Ok(0);
@@ -378,14 +447,109 @@ struct ContractResult {
     warnings: Vec<String>,
 }
 
+/// Compiles `file` (named `name`) for the arches asked and inspects it.
+fn reports_of_source(
+    o: &Opts,
+    root: &Path,
+    file: &Path,
+    name: &str,
+    manifest: &Manifest,
+) -> CliResult<ReportsFile> {
+    if o.archs.is_empty() {
+        let names: Vec<String> = SUPPORTED.iter().map(|a| a.sm_name()).collect();
+        return Err(CliError::Usage(format!(
+            "which arch? pass --arch (one of {})",
+            names.join(", ")
+        )));
+    }
+    let source_dir = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let source_dir = source_dir
+        .canonicalize()
+        .map_err(|e| CliError::Failed(format!("{}: {e}", source_dir.display())))?;
+    compile_dir(
+        root,
+        &source_dir,
+        vec![PathBuf::from(name)],
+        &o.archs,
+        manifest,
+    )
+}
+
+/// Inspects a cubin compiled elsewhere (from cuobjdump's outputs alone).
+fn reports_of_cubin(
+    o: &Opts,
+    root: &Path,
+    file: &Path,
+    stem: &str,
+    manifest: &Manifest,
+) -> CliResult<ReportsFile> {
+    let bytes = std::fs::read(file)
+        .map_err(|e| CliError::Failed(format!("reading {}: {e}", file.display())))?;
+    compile::check_cubin(&bytes)
+        .map_err(|e| CliError::Failed(format!("{}: not a cubin: {e}", file.display())))?;
+    let tc = toolchain(root, &[])?;
+    let outputs = compile::outputs_of_cubin(&tc, file).map_err(|e| {
+        CliError::Failed(format!(
+            "{}: cuobjdump cannot read it, so it is not a cubin it understands: {e}",
+            file.display()
+        ))
+    })?;
+    let arch = compile::cubin_arch(&outputs).ok_or_else(|| {
+        CliError::Failed(format!(
+            "{}: cannot tell its arch from `cuobjdump -sass`",
+            file.display()
+        ))
+    })?;
+    if !o.archs.is_empty() && o.archs != [arch] {
+        return Err(CliError::Failed(format!(
+            "{} is a {arch} cubin, not {}",
+            file.display(),
+            o.archs[0]
+        )));
+    }
+    let report = analyze_cubin(arch, &outputs, manifest)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", file.display())))?;
+    Ok(ReportsFile {
+        toolkit: tc.version.full.clone(),
+        toolkit_major_minor: tc.version.major_minor(),
+        files: vec![FileEntry {
+            name: stem.to_string(),
+            source_digest: String::new(),
+            cubins: vec![CubinEntry {
+                sha256: String::new(),
+                report,
+            }],
+        }],
+    })
+}
+
+/// How many entry points `reports` holds, over every cubin.
+fn kernel_count(reports: &ReportsFile) -> usize {
+    reports
+        .files
+        .iter()
+        .flat_map(|f| &f.cubins)
+        .map(|c| c.report.kernels.len())
+        .sum()
+}
+
 fn inspect_file(o: &Opts, file: &Path) -> CliResult<i32> {
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
     if !file.exists() {
         return Err(CliError::Failed(format!(
             "no such file: {}",
             file.display()
         )));
     }
-    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if file.is_dir() {
+        return Err(CliError::Failed(format!(
+            "{} is a directory, not a kernel file (give a .cu or .cubin file)",
+            file.display()
+        )));
+    }
     if ext != "cu" && ext != "cubin" {
         return Err(CliError::Usage(format!(
             "{}: expected a .cu or .cubin file",
@@ -412,57 +576,9 @@ fn inspect_file(o: &Opts, file: &Path) -> CliResult<i32> {
     };
     let root = workspace_root().unwrap_or_else(|_| std::env::temp_dir());
     let reports = if ext == "cu" {
-        if o.archs.is_empty() {
-            let names: Vec<String> = SUPPORTED.iter().map(|a| a.sm_name()).collect();
-            return Err(CliError::Usage(format!(
-                "which arch? pass --arch (one of {})",
-                names.join(", ")
-            )));
-        }
-        let source_dir = file
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let source_dir = source_dir
-            .canonicalize()
-            .map_err(|e| CliError::Failed(format!("{}: {e}", source_dir.display())))?;
-        compile_dir(
-            &root,
-            &source_dir,
-            vec![PathBuf::from(&name)],
-            &o.archs,
-            &manifest,
-        )?
+        reports_of_source(o, &root, file, &name, &manifest)?
     } else {
-        let tc = toolchain(&root, &[])?;
-        let outputs = compile::outputs_of_cubin(&tc, file)?;
-        let arch = compile::cubin_arch(&outputs).ok_or_else(|| {
-            CliError::Failed(format!(
-                "{}: cannot tell its arch from `cuobjdump -sass`",
-                file.display()
-            ))
-        })?;
-        if !o.archs.is_empty() && o.archs != [arch] {
-            return Err(CliError::Failed(format!(
-                "{} is a {arch} cubin, not {}",
-                file.display(),
-                o.archs[0]
-            )));
-        }
-        let report = analyze_cubin(arch, &outputs, &manifest)
-            .map_err(|e| CliError::Failed(format!("{}: {e}", file.display())))?;
-        ReportsFile {
-            toolkit: tc.version.full.clone(),
-            toolkit_major_minor: tc.version.major_minor(),
-            files: vec![FileEntry {
-                name: stem.clone(),
-                source_digest: String::new(),
-                cubins: vec![CubinEntry {
-                    sha256: String::new(),
-                    report,
-                }],
-            }],
-        }
+        reports_of_cubin(o, &root, file, &stem, &manifest)?
     };
     let contracts = o
         .contracts
@@ -508,6 +624,14 @@ fn inspect_file(o: &Opts, file: &Path) -> CliResult<i32> {
                 print_outcome(outcome);
             }
         }
+    }
+    if kernel_count(&reports) == 0 {
+        // It compiled, but there is nothing to report: not a success.
+        eprintln!(
+            "cubins-inspect: {} defines no entry points (no `__global__` function): nothing to inspect",
+            file.display()
+        );
+        return Ok(1);
     }
     Ok(if failed { 1 } else { 0 })
 }

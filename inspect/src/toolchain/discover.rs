@@ -1,6 +1,11 @@
 //! Finding nvcc (and the cuobjdump / nvdisasm beside it), in a fixed order:
 //! `NVCC`, `CUDA_HOME` / `CUDA_PATH`, `PATH`, then the repo-local toolchain that
 //! `cargo xtask setup` installs.
+//!
+//! A toolchain named explicitly (`NVCC`, else `CUDA_HOME`, else `CUDA_PATH`; an empty value
+//! counts as unset) is used or refused, never replaced: when it is not there the search stops
+//! with [`ExplicitNvcc`] instead of falling through to `PATH` or the repo-local toolchain,
+//! which would build with a compiler nobody chose.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -15,6 +20,17 @@ pub enum FoundVia {
     CudaHome(&'static str),
     Path,
     RepoLocal,
+}
+
+impl FoundVia {
+    /// The variable that named this nvcc, when one did.
+    pub fn variable(&self) -> Option<&'static str> {
+        match self {
+            FoundVia::NvccVar => Some("NVCC"),
+            FoundVia::CudaHome(var) => Some(var),
+            FoundVia::Path | FoundVia::RepoLocal => None,
+        }
+    }
 }
 
 impl fmt::Display for FoundVia {
@@ -34,44 +50,138 @@ pub struct Located {
     pub via: FoundVia,
 }
 
-/// No nvcc anywhere: the message names all four ways and the setup command.
+/// No nvcc anywhere: the message says what to do, in a checkout of cubins (`cargo xtask
+/// setup`) or in a crate that depends on it (prebuilt kernels, the pinned wheels, a toolkit).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NvccNotFound {
     /// What was tried, in order, with why each failed.
     pub tried: Vec<String>,
+    /// Whether the crate sits in a cubins checkout, which has `cargo xtask setup`; a packaged
+    /// crate does not.
+    pub in_checkout: bool,
 }
 
 impl fmt::Display for NvccNotFound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The first line is all that a fresh clone's failed `cargo build` or `cargo test` needs.
-        writeln!(
-            f,
-            "cubins: no CUDA compiler (nvcc) found: run `cargo xtask setup` (installs the pinned \
-             toolchain into .cuda/), or run the tests with `cargo xtask test`"
-        )?;
+        let prebuilt = crate::prebuilt::ENV;
+        // The first line is all that a failed `cargo build` or `cargo test` needs.
+        if self.in_checkout {
+            writeln!(
+                f,
+                "cubins: no CUDA compiler (nvcc) found: run `cargo xtask setup` (installs the pinned \
+                 toolchain into .cuda/), or run the tests with `cargo xtask test`"
+            )?;
+        } else {
+            writeln!(
+                f,
+                "cubins: no CUDA compiler (nvcc) found and no prebuilt kernels given: set \
+                 {prebuilt} to a folder of prebuilt kernels, or install nvcc (ways below)"
+            )?;
+        }
         writeln!(f, "Looked, in this order:")?;
         for t in &self.tried {
             writeln!(f, "  - {t}")?;
         }
-        writeln!(f, "Provide one in any of these four ways:")?;
-        writeln!(f, "  1. NVCC=/path/to/nvcc")?;
+        writeln!(f, "Any one of these works:")?;
         writeln!(
             f,
-            "  2. CUDA_HOME (or CUDA_PATH) pointing at a CUDA toolkit whose bin/ holds nvcc"
+            "  1. prebuilt kernels, no toolkit needed: {prebuilt}=/absolute/path/to/folder, a folder \
+             `cargo xtask export-prebuilt` made in a checkout of the same cubins version (checked \
+             against this crate's kernel sources before it is embedded)"
         )?;
-        writeln!(f, "  3. nvcc on PATH")?;
         writeln!(
             f,
-            "  4. the repo-local toolchain: run `cargo xtask setup` (installs NVIDIA's pinned CUDA 13.0 wheels from PyPI into .cuda/)"
+            "  2. NVIDIA's CUDA 13.0 compiler from PyPI: `{}`, then NVCC=DIR/{}/nvcc",
+            super::wheels::pip_install("DIR"),
+            super::wheels::BIN_IN_TARGET
         )?;
+        writeln!(
+            f,
+            "  3. a CUDA toolkit install: CUDA_HOME (or CUDA_PATH) at a toolkit whose bin/ holds \
+             nvcc and cuobjdump, or NVCC=/path/to/nvcc"
+        )?;
+        writeln!(f, "  4. nvcc on PATH (cuobjdump beside it or on PATH)")?;
+        if self.in_checkout {
+            writeln!(
+                f,
+                "  5. the repo-local toolchain: run `cargo xtask setup` (installs the wheels of 2. into .cuda/)"
+            )?;
+        }
         write!(f, "Or build without kernels: CUBINS_NO_BUILD=1.")
     }
 }
 
 impl std::error::Error for NvccNotFound {}
 
+/// The nvcc a variable names explicitly is missing or does not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExplicitNvcc {
+    /// `NVCC`, `CUDA_HOME` or `CUDA_PATH`.
+    pub var: &'static str,
+    pub value: String,
+    /// The nvcc it names (`$CUDA_HOME/bin/nvcc` for a toolkit folder).
+    pub nvcc: PathBuf,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl fmt::Display for ExplicitNvcc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = if self.var == "NVCC" {
+            String::new()
+        } else {
+            format!(" (its {})", self.nvcc.display())
+        };
+        write!(
+            f,
+            "cubins: {}={}{what}: {}. A toolchain named explicitly is used or refused, never \
+             replaced by another: fix {}, or unset it to let cubins search (NVCC, CUDA_HOME, \
+             CUDA_PATH, PATH, then the repo-local toolchain of `cargo xtask setup`)",
+            self.var, self.value, self.problem, self.var
+        )
+    }
+}
+
+impl std::error::Error for ExplicitNvcc {}
+
+/// Why no nvcc was located.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LocateError {
+    /// A variable names an nvcc that is not there; nothing else was tried.
+    Explicit(ExplicitNvcc),
+    /// Nothing named one and none was found.
+    NotFound(NvccNotFound),
+}
+
+impl fmt::Display for LocateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LocateError::Explicit(e) => e.fmt(f),
+            LocateError::NotFound(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for LocateError {}
+
 fn is_file(p: &Path) -> bool {
     p.is_file()
+}
+
+/// The first of `NVCC`, `CUDA_HOME`, `CUDA_PATH` that is set (not blank), with the nvcc it names.
+fn explicit_nvcc(env: &dyn Fn(&str) -> Option<String>) -> Option<(&'static str, String, PathBuf)> {
+    ["NVCC", "CUDA_HOME", "CUDA_PATH"]
+        .into_iter()
+        .find_map(|var| {
+            let value = env(var).filter(|v| !v.trim().is_empty())?;
+            let nvcc = if var == "NVCC" {
+                PathBuf::from(&value)
+            } else {
+                Path::new(&value).join("bin").join("nvcc")
+            };
+            Some((var, value, nvcc))
+        })
 }
 
 /// Looks for nvcc. `env` reads an environment variable; `workspace_root` locates the
@@ -80,37 +190,28 @@ pub fn locate_nvcc_with(
     env: &dyn Fn(&str) -> Option<String>,
     workspace_root: &Path,
     exists: &dyn Fn(&Path) -> bool,
-) -> Result<Located, NvccNotFound> {
-    let mut tried = Vec::new();
-    let nonempty = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-
-    if let Some(v) = nonempty("NVCC") {
-        let p = PathBuf::from(&v);
-        if exists(&p) {
-            return Ok(Located {
-                nvcc: p,
-                via: FoundVia::NvccVar,
-            });
+) -> Result<Located, LocateError> {
+    if let Some((var, value, nvcc)) = explicit_nvcc(env) {
+        if !exists(&nvcc) {
+            return Err(LocateError::Explicit(ExplicitNvcc {
+                var,
+                value,
+                nvcc,
+                problem: "no nvcc there (no such file)".into(),
+            }));
         }
-        tried.push(format!("NVCC={v}: no such file"));
-    } else {
-        tried.push("NVCC: not set".into());
-    }
-
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(v) = nonempty(var) {
-            let p = Path::new(&v).join("bin").join("nvcc");
-            if exists(&p) {
-                return Ok(Located {
-                    nvcc: p,
-                    via: FoundVia::CudaHome(var),
-                });
-            }
-            tried.push(format!("{var}={v}: no bin/nvcc there"));
+        let via = if var == "NVCC" {
+            FoundVia::NvccVar
         } else {
-            tried.push(format!("{var}: not set"));
-        }
+            FoundVia::CudaHome(var)
+        };
+        return Ok(Located { nvcc, via });
     }
+    let mut tried: Vec<String> = ["NVCC", "CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .map(|v| format!("{v}: not set"))
+        .collect();
+    let nonempty = |k: &str| env(k).filter(|v| !v.trim().is_empty());
 
     match nonempty("PATH") {
         Some(path) => {
@@ -136,11 +237,14 @@ pub fn locate_nvcc_with(
         });
     }
     tried.push(format!("{}: not installed", local.display()));
-    Err(NvccNotFound { tried })
+    Err(LocateError::NotFound(NvccNotFound {
+        tried,
+        in_checkout: exists(&workspace_root.join("xtask").join("Cargo.toml")),
+    }))
 }
 
 /// [`locate_nvcc_with`] on the real environment and file system.
-pub fn locate_nvcc(workspace_root: &Path) -> Result<Located, NvccNotFound> {
+pub fn locate_nvcc(workspace_root: &Path) -> Result<Located, LocateError> {
     locate_nvcc_with(&|k| std::env::var(k).ok(), workspace_root, &is_file)
 }
 
@@ -161,7 +265,7 @@ mod tests {
     use super::*;
     use std::collections::{HashMap, HashSet};
 
-    fn run(vars: &[(&str, &str)], files: &[&str]) -> Result<Located, NvccNotFound> {
+    fn run(vars: &[(&str, &str)], files: &[&str]) -> Result<Located, LocateError> {
         let vars: HashMap<String, String> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -210,25 +314,49 @@ mod tests {
         assert_eq!(run(&[], ALL).unwrap().via, FoundVia::RepoLocal);
     }
 
-    #[test]
-    fn a_set_but_broken_variable_falls_through_and_is_reported() {
-        let e = run(&[("NVCC", "/nope/nvcc"), ("CUDA_HOME", "/nohome")], &[]).unwrap_err();
-        assert!(e.tried[0].contains("/nope/nvcc"));
-        assert!(e.tried[1].contains("/nohome"));
-        assert_eq!(
-            run(
-                &[("NVCC", "/nope/nvcc")],
-                &["/repo/.cuda/site/nvidia/cu13/bin/nvcc"]
-            )
-            .unwrap()
-            .via,
-            FoundVia::RepoLocal
-        );
+    fn explicit(r: Result<Located, LocateError>) -> ExplicitNvcc {
+        match r {
+            Err(LocateError::Explicit(e)) => e,
+            other => panic!("expected an explicit-setting error, got {other:?}"),
+        }
     }
 
     #[test]
-    fn missing_nvcc_message_names_all_four_ways_and_setup() {
-        let msg = run(&[("PATH", "/usr/bin")], &[]).unwrap_err().to_string();
+    fn a_set_but_missing_nvcc_is_refused_not_replaced() {
+        // Every other way would find one: none of them is taken.
+        let e = explicit(run(&[("NVCC", "/nonexistent/nvcc"), ("PATH", "/p2")], ALL));
+        assert_eq!(
+            (e.var, e.nvcc.as_path()),
+            ("NVCC", Path::new("/nonexistent/nvcc"))
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("cubins: NVCC=/nonexistent/nvcc: no nvcc there")
+                && msg.contains("never replaced")
+                && msg.contains("unset it"),
+            "{msg}"
+        );
+        let e = explicit(run(
+            &[("CUDA_HOME", "/nohome"), ("CUDA_PATH", "/cpath")],
+            ALL,
+        ));
+        assert_eq!(e.nvcc, PathBuf::from("/nohome/bin/nvcc"));
+        assert!(
+            e.to_string()
+                .starts_with("cubins: CUDA_HOME=/nohome (its /nohome/bin/nvcc): no nvcc there"),
+            "{e}"
+        );
+        let e = explicit(run(&[("CUDA_PATH", "/nopath")], ALL));
+        assert_eq!(e.var, "CUDA_PATH");
+        // A blank value is unset.
+        assert_eq!(run(&[("NVCC", " ")], ALL).unwrap().via, FoundVia::RepoLocal);
+    }
+
+    #[test]
+    fn missing_nvcc_in_a_checkout_says_to_run_setup() {
+        let e = run(&[("PATH", "/usr/bin")], &["/repo/xtask/Cargo.toml"]).unwrap_err();
+        assert!(matches!(e, LocateError::NotFound(_)), "{e:?}");
+        let msg = e.to_string();
         let first = msg.lines().next().unwrap();
         assert!(
             first.contains("run `cargo xtask setup`") && first.contains("`cargo xtask test`"),
@@ -239,8 +367,34 @@ mod tests {
             "CUDA_HOME",
             "CUDA_PATH",
             "PATH",
-            "cargo xtask setup",
+            "CUBINS_PREBUILT=",
+            "5. the repo-local toolchain: run `cargo xtask setup`",
             "CUBINS_NO_BUILD",
+        ] {
+            assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
+        }
+    }
+
+    #[test]
+    fn missing_nvcc_in_a_packaged_crate_names_prebuilt_kernels_the_wheels_and_a_toolkit() {
+        let e = run(&[("PATH", "/usr/bin")], &[]).unwrap_err();
+        let msg = e.to_string();
+        let first = msg.lines().next().unwrap();
+        assert!(
+            first.contains("no prebuilt kernels given: set CUBINS_PREBUILT"),
+            "{first}"
+        );
+        // A packaged crate has no xtask.
+        assert!(!msg.contains("cargo xtask setup"), "{msg}");
+        for needle in [
+            "CUBINS_PREBUILT=/absolute/path/to/folder",
+            &super::super::wheels::pip_install("DIR"),
+            "nvidia-cuda-nvcc==13.0.88",
+            "nvidia-cuda-cuobjdump==13.2.86",
+            "NVCC=DIR/nvidia/cu13/bin/nvcc",
+            "CUDA_HOME (or CUDA_PATH) at a toolkit whose bin/ holds nvcc and cuobjdump",
+            "4. nvcc on PATH",
+            "CUBINS_NO_BUILD=1",
         ] {
             assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
         }

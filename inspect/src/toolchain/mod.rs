@@ -4,13 +4,14 @@
 pub mod cache;
 pub mod discover;
 pub mod nvcc;
+pub mod wheels;
 
 use crate::arch::Arch;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub use discover::{FoundVia, NvccNotFound};
+pub use discover::{ExplicitNvcc, FoundVia, LocateError, NvccNotFound};
 
 /// `release 13.0, V13.0.88` from `nvcc --version`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +46,8 @@ impl ToolkitVersion {
 #[derive(Debug)]
 pub enum ToolchainError {
     NotFound(NvccNotFound),
+    /// `NVCC`, `CUDA_HOME` or `CUDA_PATH` names an nvcc that is missing or does not run.
+    Explicit(ExplicitNvcc),
     /// nvcc exists but could not be run or its output was not understood.
     Broken {
         tool: PathBuf,
@@ -67,12 +70,14 @@ impl fmt::Display for ToolchainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ToolchainError::NotFound(e) => e.fmt(f),
+            ToolchainError::Explicit(e) => e.fmt(f),
             ToolchainError::Broken { tool, detail } => write!(f, "cubins: {} does not work: {detail}", tool.display()),
             ToolchainError::NoCuobjdump { nvcc } => write!(
                 f,
                 "cubins: found {} but no cuobjdump beside it or on PATH; it is needed to inspect cubins \
-                 (`cargo xtask setup` installs it)",
-                nvcc.display()
+                 (the {} wheel has it; in a cubins checkout `cargo xtask setup` installs it)",
+                nvcc.display(),
+                wheels::pin("nvidia-cuda-cuobjdump").unwrap_or_default()
             ),
             ToolchainError::ArchTooNew { arch, toolkit, supported } => {
                 let names: Vec<String> = supported.iter().map(Arch::sm_name).collect();
@@ -88,6 +93,25 @@ impl fmt::Display for ToolchainError {
 }
 
 impl std::error::Error for ToolchainError {}
+
+impl ToolchainError {
+    /// An nvcc named by a variable that does not run is that setting's fault: say so, so that
+    /// nobody looks for a fallback that is not taken.
+    fn named_by(self, via: &FoundVia) -> ToolchainError {
+        match (self, via.variable()) {
+            (ToolchainError::Broken { tool, detail }, Some(var)) => {
+                let value = std::env::var(var).unwrap_or_default();
+                ToolchainError::Explicit(ExplicitNvcc {
+                    var,
+                    value,
+                    problem: format!("{} does not run: {}", tool.display(), detail.trim_end()),
+                    nvcc: tool,
+                })
+            }
+            (e, _) => e,
+        }
+    }
+}
 
 /// A located, working toolchain.
 #[derive(Debug, Clone)]
@@ -129,8 +153,12 @@ fn run_capture(tool: &Path, args: &[&str]) -> Result<String, ToolchainError> {
 impl Toolchain {
     /// Finds nvcc (see [`discover`]) and the tools beside it, and reads their versions.
     pub fn discover(workspace_root: &Path) -> Result<Toolchain, ToolchainError> {
-        let located = discover::locate_nvcc(workspace_root).map_err(ToolchainError::NotFound)?;
-        Toolchain::from_nvcc(located.nvcc, located.via)
+        let located = discover::locate_nvcc(workspace_root).map_err(|e| match e {
+            LocateError::Explicit(e) => ToolchainError::Explicit(e),
+            LocateError::NotFound(e) => ToolchainError::NotFound(e),
+        })?;
+        let via = located.via.clone();
+        Toolchain::from_nvcc(located.nvcc, located.via).map_err(|e| e.named_by(&via))
     }
 
     pub fn from_nvcc(nvcc: PathBuf, via: FoundVia) -> Result<Toolchain, ToolchainError> {

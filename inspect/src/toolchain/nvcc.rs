@@ -1,10 +1,8 @@
 //! One nvcc job: its command line, its dependency file, and its errors.
 
-use super::Toolchain;
 use crate::arch::Arch;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// What a job produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -66,23 +64,58 @@ impl Job {
         }
     }
 
-    /// Every argument after the nvcc binary.
-    pub fn args(&self, output: &Path, depfile: &Path) -> Vec<String> {
-        let mut a = self.target_flags();
-        a.extend(self.flags.iter().cloned());
-        a.extend(["-MD".into(), "-MF".into(), depfile.display().to_string()]);
+    /// The folder nvcc runs in: the kernel file's own (see [`crate::portable`]).
+    pub fn work_dir(&self) -> &Path {
+        self.source.parent().unwrap_or(Path::new("."))
+    }
+
+    /// The kernel file's name, as nvcc is given it from [`Job::work_dir`].
+    pub fn source_name(&self) -> String {
+        self.source
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// [`Job::flags`] as passed from [`Job::work_dir`]: include folders inside it relative.
+    pub fn portable_flags(&self) -> Vec<String> {
+        let dir = self.work_dir();
+        self.flags
+            .iter()
+            .map(|f| crate::portable::include_flag(f, dir))
+            .collect()
+    }
+
+    /// The first step of every job: the source to PTX for the job's virtual arch, with its
+    /// dependency file. `--orig_src_path_name` keeps the checkout path out of the mangling of
+    /// anonymous namespaces.
+    pub fn ptx_args(&self, ptx: &Path, depfile: &Path) -> Vec<String> {
+        let name = self.source_name();
+        let mut a = vec!["-ptx".into(), format!("-arch={}", self.arch.compute_name())];
+        a.extend(self.portable_flags());
         a.extend([
+            "-Xcicc".into(),
+            format!("--orig_src_path_name,{name}"),
+            "-MD".into(),
+            "-MF".into(),
+            depfile.display().to_string(),
             "-o".into(),
-            output.display().to_string(),
-            self.source.display().to_string(),
+            ptx.display().to_string(),
+            name,
         ]);
         a
     }
 
-    pub fn command(&self, tc: &Toolchain, output: &Path, depfile: &Path) -> Command {
-        let mut c = tc.nvcc_command();
-        c.args(self.args(output, depfile));
-        c
+    /// The second step of a cubin job: the (rewritten) PTX assembled for the real arch.
+    pub fn cubin_args(&self, ptx: &Path, output: &Path) -> Vec<String> {
+        let mut a = self.target_flags();
+        a.extend(self.portable_flags());
+        a.extend([
+            "-o".into(),
+            output.display().to_string(),
+            ptx.display().to_string(),
+        ]);
+        a
     }
 }
 

@@ -107,6 +107,8 @@ pub const PTXAS_LOG: &str = "ptxas.log";
 pub const RES_USAGE: &str = "res-usage.txt";
 pub const SASS: &str = "sass.txt";
 pub const ELF: &str = "elf.txt";
+/// nvcc's dependency list of the kernel file, beside the outputs of its first arch only.
+pub const DEPS: &str = "deps.d";
 
 /// The captured outputs of one fixture cubin.
 pub fn fixture_outputs(label: &str, arch: &str) -> CubinOutputs {
@@ -121,6 +123,19 @@ pub fn fixture_outputs(label: &str, arch: &str) -> CubinOutputs {
         sass: read(SASS),
         elf: read(ELF),
     }
+}
+
+/// Every captured dependency file: (label, text).
+pub fn fixture_depfiles() -> Vec<(&'static str, String)> {
+    SPECS
+        .iter()
+        .map(|s| {
+            let p = tool_output_dir(s.label, s.archs[0]).join(DEPS);
+            let text =
+                std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            (s.label, text)
+        })
+        .collect()
 }
 
 /// Every captured (label, arch).
