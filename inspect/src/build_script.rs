@@ -1,6 +1,7 @@
 //! What the `cubins` build script does, as a library so it can be tested: select arches,
-//! find the toolchain, compile through the cache, inspect, check contracts, generate the
-//! registry and launchers.
+//! find the toolchain and compile through the cache and inspect (or load verified prebuilt
+//! artifacts and their reports, [`crate::prebuilt`]), check contracts, generate the registry
+//! and launchers.
 
 use crate::analyze::analyze_cubin;
 use crate::arch::{Arch, ArchError, DEFAULT};

@@ -375,6 +375,35 @@ mod tests {
     }
 
     #[test]
+    fn a_job_runs_in_its_kernel_folder_with_relative_names() {
+        let job = Job {
+            source: "/home/u/repo/cuda/rmsnorm.cu".into(),
+            arch: crate::arch::Arch::specific(90),
+            kind: OutputKind::Cubin,
+            flags: vec!["-O3".into(), "-I/home/u/repo/cuda/include".into()],
+        };
+        assert_eq!(job.work_dir(), Path::new("/home/u/repo/cuda"));
+        let ptx = job.ptx_args(
+            Path::new("/c/tmp/j/input.ptx"),
+            Path::new("/c/tmp/j/deps.d"),
+        );
+        assert_eq!(
+            ptx.join(" "),
+            "-ptx -arch=compute_90a -O3 -Iinclude -Xcicc --orig_src_path_name,rmsnorm.cu \
+             -MD -MF /c/tmp/j/deps.d -o /c/tmp/j/input.ptx rmsnorm.cu"
+        );
+        let cubin = job.cubin_args(
+            Path::new("/c/tmp/j/input.ptx"),
+            Path::new("/c/tmp/j/artifact"),
+        );
+        assert_eq!(
+            cubin.join(" "),
+            "-cubin -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -O3 -Iinclude \
+             -o /c/tmp/j/artifact /c/tmp/j/input.ptx"
+        );
+    }
+
+    #[test]
     fn normalize_is_lexical() {
         assert_eq!(
             normalize(Path::new("/t/bin/..//include/./x.h")),

@@ -207,7 +207,7 @@ impl fmt::Display for PrebuiltError {
                 write!(
                     f,
                     "prebuilt artifact {} was modified after export: its SHA-256 is {found}, {} \
-                     records {recorded}. Its bytes cannot be trusted; {}",
+                     records {recorded}; {}",
                     path.display(),
                     manifest.display(),
                     how_to_rebuild(PrebuiltError::export_dir(manifest), &arch)
@@ -499,6 +499,12 @@ fn read_manifest(path: &Path) -> Result<ArchManifest, PrebuiltError> {
 
 /// The bytes of `h` in `folder`, if they match its SHA-256.
 fn read_verified(folder: &Path, h: &Hashed, manifest: &Path) -> Result<Vec<u8>, PrebuiltError> {
+    if h.path.is_empty() || h.path.contains(['/', '\\']) {
+        return Err(PrebuiltError::Malformed {
+            path: manifest.to_path_buf(),
+            problem: format!("artifact `{}` is not a file name in its folder", h.path),
+        });
+    }
     let path = folder.join(&h.path);
     let bytes = fs::read(&path).map_err(|error| PrebuiltError::Unreadable {
         path: path.clone(),
@@ -536,7 +542,20 @@ fn verify_closure(
     let mut closure = Vec::new();
     let mut files = Vec::new();
     for h in &entry.closure {
-        let path = source_dir.join(&h.path);
+        let rel = Path::new(&h.path);
+        if !rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(PrebuiltError::Malformed {
+                path: manifest.to_path_buf(),
+                problem: format!(
+                    "closure file `{}` is not a path inside the kernel folder",
+                    h.path
+                ),
+            });
+        }
+        let path = source_dir.join(rel);
         let now = match fs::read(&path) {
             Ok(bytes) => sha256_hex(&bytes),
             Err(_) => {

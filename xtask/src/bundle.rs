@@ -245,8 +245,12 @@ fn build_txt(archs: &str, binaries: &[String]) -> String {
         " (uncommitted changes)"
     };
     format!(
-        "cubins GPU bundle, commit {}{dirty}\nCUBINS_ARCHS={archs}\nbuilt with: {}\nbinaries:\n{}\n",
+        "cubins GPU bundle, commit {}{dirty}\nCUBINS_ARCHS={archs}\nkernels: {}\nbuilt with: {}\nbinaries:\n{}\n",
         git(&["rev-parse", "--short=12", "HEAD"]),
+        match std::env::var(cubins_inspect::prebuilt::ENV) {
+            Ok(dir) if !dir.trim().is_empty() => format!("prebuilt ({}={dir})", cubins_inspect::prebuilt::ENV),
+            _ => "compiled by nvcc".to_string(),
+        },
         String::from_utf8_lossy(&Command::new("rustc").arg("--version").output().map(|o| o.stdout).unwrap_or_default()).trim(),
         binaries.iter().map(|b| format!("  {b}")).collect::<Vec<_>>().join("\n")
     )

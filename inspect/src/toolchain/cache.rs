@@ -1,9 +1,10 @@
 //! A content-addressed artifact cache that verifies everything it returns.
 //!
 //! Two levels, as in ccache's direct mode. A *manifest* key (toolkit, tool versions, arch,
-//! output kind, flags, source path) names the dependency list the last compile of that job
-//! reported. The *object* key hashes the manifest key with the contents of every file on that
-//! list, so an edited header changes the object key of exactly the jobs that include it.
+//! output kind, flags, the source's name in its kernel folder) names the dependency list the
+//! last compile of that job reported. The *object* key hashes the manifest key with the
+//! contents of every file on that list, so an edited header changes the object key of exactly
+//! the jobs that include it.
 //!
 //! Layout under the cache folder:
 //! - `manifests/<manifest key>.deps`: `cubins-deps-v2 <SHA-256 of the rest>`, then one
