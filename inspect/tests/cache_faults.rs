@@ -62,8 +62,8 @@ fn open(dir: &Path) -> Cache {
     Cache::with_limits(dir.to_path_buf(), Limits::default()).unwrap()
 }
 
-/// A clean compile of the shared workspace into a cache that the fault tests copy (the
-/// cubin's line info names its source path, so every build compiles the same file).
+/// A clean compile of the shared workspace into a cache that the fault tests copy, so each
+/// fault is judged against the same bytes.
 struct Clean {
     ws: PathBuf,
     cache: PathBuf,

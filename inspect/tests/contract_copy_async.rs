@@ -45,7 +45,7 @@ fn removing_cp_async_fails_the_build_with_the_ldgsts_diagnostic() {
     std::env::remove_var("CUBINS_ARCHS");
     std::env::remove_var("CUBINS_NO_BUILD");
 
-    // A fixed folder: the artifact cache keys on source paths, so reruns hit it.
+    // A fixed folder, emptied first: each run starts from the same tree.
     let ws = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("contract-copy-async");
     let _ = fs::remove_dir_all(&ws);
     let cuda = workspace_root().join("cuda");
