@@ -754,11 +754,23 @@ fn parse_sums(text: &str) -> Result<Vec<(String, String)>, Problem> {
 /// Reads and verifies the object at `dir`: every file [`SUMS`] lists, `required` among them.
 /// `Ok(None)` when the object is not there, or vanished while being read (evicted).
 fn read_entry(dir: &Path, required: &[&str]) -> Result<Option<Files>, Problem> {
-    let read = |name: &str| match fs::read(dir.join(name)) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound && !dir.exists() => Ok(None),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Problem::Missing(name.to_string())),
-        Err(e) => Err(unreadable(&dir.join(name), e)),
+    // A file not found is a miss while `dir` is absent. Found absent and then present,
+    // `dir` was renamed in whole between the two looks (a concurrent commit): read again.
+    // Missing only when `dir` is there both before and after the read.
+    let read = |name: &str| {
+        let path = dir.join(name);
+        let mut present_before = false;
+        loop {
+            match fs::read(&path) {
+                Ok(bytes) => return Ok(Some(bytes)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => match dir.exists() {
+                    false => return Ok(None),
+                    true if present_before => return Err(Problem::Missing(name.to_string())),
+                    true => present_before = true,
+                },
+                Err(e) => return Err(unreadable(&path, e)),
+            }
+        }
     };
     let Some(sums) = read(SUMS)? else {
         return Ok(None);
