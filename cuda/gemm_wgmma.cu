@@ -6,13 +6,13 @@
 #include <cuda_fp16.h>
 
 #include "cubins/gemm/wgmma_kernel.cuh"
+#include "cubins/gemm/wgmma_tiles.cuh"
 
-namespace cubins {
-namespace gemm {
-//                           warpgroups  BN  stages
-using TileWgmma = WgmmaTile<2, 256, 4>;  // 128 x 256 x 64 (16-bit) or x 32 (tf32), 4 x 48 KB ring
-}  // namespace gemm
-}  // namespace cubins
+// TileWgmma (128 x 256 x 64 for 16-bit, x 32 for tf32, a 4 x 48 KB ring) and each entry's
+// layout and tile come from cuda/gemm_catalogue.toml (`cargo xtask codegen`), as the
+// planner's do; each ENTRY line below checks itself against them (CUBINS_GEMM_CATALOGUED,
+// cubins/gemm/args.cuh). The lines are written here rather than generated: the cubin's line
+// table places every entry point at its line.
 
 using cubins::gemm::TileWgmma;
 

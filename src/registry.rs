@@ -1,4 +1,4 @@
-//! The embedded registry: every kernel file this crate was built with, its artifacts and
+//! The embedded registry: every kernel file a crate was built with, its artifacts and
 //! their identity. Runtime-agnostic: nothing here needs a GPU, a driver or `cust`, so a
 //! runtime on `cudarc` or raw driver calls can load these bytes itself.
 
@@ -122,6 +122,7 @@ pub struct BuildInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// The crate was built without compiling kernels.
     BuiltWithoutKernels { reason: &'static str },
@@ -178,25 +179,17 @@ impl fmt::Display for RegistryError {
 
 impl std::error::Error for RegistryError {}
 
-mod generated {
-    use super::*;
-    include!(concat!(env!("OUT_DIR"), "/registry.rs"));
-}
-
-/// A set of kernel files with the build that produced them. [`registry()`] is the one
-/// embedded in this crate; other instances exist for tests.
+/// A set of kernel files with the build that produced them: one crate's, in its
+/// [`crate::Library`]. [`registry()`] is cubins' own.
 #[derive(Debug, Clone, Copy)]
 pub struct Registry {
     pub info: &'static BuildInfo,
     pub files: &'static [KernelFile],
 }
 
-/// The registry embedded in this crate.
+/// The registry of cubins' own kernels.
 pub fn registry() -> Registry {
-    Registry {
-        info: &generated::BUILD_INFO,
-        files: generated::KERNEL_FILES,
-    }
+    crate::kernels::LIBRARY.registry
 }
 
 /// How the crate was built.

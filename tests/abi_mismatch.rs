@@ -6,15 +6,15 @@
 //! parameter table: the agreeing manifest generates, the disagreeing ones are refused with
 //! a message naming kernel, arch, parameter index, and both layouts.
 
-use cubins_inspect::analyze::analyze_cubin;
-use cubins_inspect::arch::Arch;
-use cubins_inspect::launcher::generate_with;
-use cubins_inspect::launcher::params::{Layout, StructLayouts};
-use cubins_inspect::manifest::Manifest;
-use cubins_inspect::model::CubinReport;
-use cubins_inspect::pipeline::{build, Plan};
-use cubins_inspect::toolchain::cache::Cache;
-use cubins_inspect::toolchain::Toolchain;
+use cubins_build::analyze::analyze_cubin;
+use cubins_build::arch::Arch;
+use cubins_build::launcher::generate;
+use cubins_build::manifest::Manifest;
+use cubins_build::model::CubinReport;
+use cubins_build::pipeline::{build, Plan};
+use cubins_build::shapes::LaunchShapes;
+use cubins_build::toolchain::cache::Cache;
+use cubins_build::toolchain::Toolchain;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -38,14 +38,10 @@ fn report() -> &'static CubinReport {
         let built =
             build(&tc, &plan, &cache, 2).unwrap_or_else(|e| panic!("compiling the fixture: {e}"));
         let cubin = &built.files[0].cubins[0];
-        let report = analyze_cubin(cubin.arch, &cubin.outputs, &Manifest::default()).unwrap();
+        let report = analyze_cubin(cubin.arch, &cubin.outputs, &LaunchShapes::default()).unwrap();
         let _ = std::fs::remove_dir_all(&scratch);
         report
     })
-}
-
-fn structs() -> StructLayouts {
-    StructLayouts::from([("RowShape".to_string(), Layout { size: 16, align: 8 })])
 }
 
 fn manifest(text: &str) -> Manifest {
@@ -53,7 +49,7 @@ fn manifest(text: &str) -> Manifest {
 }
 
 fn check(m: &Manifest) -> Result<String, Vec<String>> {
-    generate_with(m, &[("scale_rows".to_string(), report())], &structs())
+    generate(m, &[("scale_rows".to_string(), report())])
 }
 
 #[test]
@@ -67,8 +63,8 @@ fn the_cubin_states_its_parameter_table() {
     table.sort();
     assert_eq!(
         table,
-        vec![(0, 8), (8, 16), (24, 4), (28, 4)],
-        "x, shape, alpha, flags"
+        vec![(0, 8), (8, 8), (16, 4), (20, 4), (24, 4)],
+        "x, rows, cols, alpha, flags"
     );
 }
 
@@ -77,7 +73,8 @@ fn agreeing_launcher_is_generated() {
     let text = std::fs::read_to_string(fixture().join("agree.toml")).unwrap();
     let src = check(&manifest(&text)).unwrap_or_else(|e| panic!("{e:#?}"));
     assert!(src.contains("pub struct ScaleRows;"));
-    assert!(src.contains("shape: crate::params::RowShape, alpha: f32, flags: u32)"));
+    assert!(src
+        .contains("type Args = (::cubins::cust::memory::DevicePointer<f32>, u64, u32, f32, u32);"));
 }
 
 #[test]
@@ -88,11 +85,11 @@ fn wider_parameter_fails_with_kernel_arch_index_and_layouts() {
     assert_eq!(
         errors,
         vec![
-            "scale_rows on sm_90: parameter 2 (`alpha: f64`): the launcher passes offset 24, size 8; \
-             the cubin expects offset 24, size 4"
+            "scale_rows on sm_90: parameter 3 (`alpha: f64`): the launcher passes offset 24, size 8; \
+             the cubin expects offset 20, size 4"
                 .to_string(),
-            "scale_rows on sm_90: parameter 3 (`flags: u32`): the launcher passes offset 32, size 4; \
-             the cubin expects offset 28, size 4"
+            "scale_rows on sm_90: parameter 4 (`flags: u32`): the launcher passes offset 32, size 4; \
+             the cubin expects offset 24, size 4"
                 .to_string(),
         ]
     );
@@ -106,26 +103,27 @@ fn swapped_missing_and_extra_parameters_fail() {
         )))
         .expect_err(params)
     };
-    // The struct before the pointer: both move.
-    let e = variant(r#""shape: RowShape", "x: *mut f32", "alpha: f32", "flags: u32""#);
+    // A 4-byte scalar before the pointer: both move.
+    let e = variant(r#""cols: u32", "x: *mut f32", "rows: u64", "alpha: f32", "flags: u32""#);
     assert!(
         e.iter()
-            .any(|m| m.contains("parameter 0 (`shape: RowShape`)") && m.contains("size 16;")),
+            .any(|m| m.contains("parameter 0 (`cols: u32`)") && m.contains("size 4;")),
         "{e:#?}"
     );
     // One argument short.
-    let e = variant(r#""x: *mut f32", "shape: RowShape", "alpha: f32""#);
+    let e = variant(r#""x: *mut f32", "rows: u64", "cols: u32", "alpha: f32""#);
     assert_eq!(
         e,
-        vec!["scale_rows on sm_90: parameter count: the launcher declares 3 (x, shape, alpha), the cubin's \
-              parameter table has 4"
+        vec!["scale_rows on sm_90: parameter count: the launcher declares 4 (x, rows, cols, alpha), the cubin's \
+              parameter table has 5"
             .to_string()]
     );
     // One argument too many.
-    let e =
-        variant(r#""x: *mut f32", "shape: RowShape", "alpha: f32", "flags: u32", "extra: u32""#);
+    let e = variant(
+        r#""x: *mut f32", "rows: u64", "cols: u32", "alpha: f32", "flags: u32", "extra: u32""#,
+    );
     assert!(
-        e[0].contains("the launcher declares 5") && e[0].ends_with("has 4"),
+        e[0].contains("the launcher declares 6") && e[0].ends_with("has 5"),
         "{e:#?}"
     );
 }

@@ -7,11 +7,11 @@
 mod gemm_common;
 
 use cubins::runtime::{select, ArtifactKind, RoutePolicy};
-use cubins_inspect::arch::{Arch, SUPPORTED};
-use cubins_inspect::build_script::ReportsFile;
-use cubins_inspect::manifest::Manifest;
-use cubins_inspect::model::KernelReport;
-use cubins_inspect::occupancy::{self, Carveout, KernelResources};
+use cubins_build::arch::{Arch, SUPPORTED};
+use cubins_build::manifest::Manifest;
+use cubins_build::model::KernelReport;
+use cubins_build::occupancy::{self, Carveout, KernelResources};
+use cubins_build::schema::ReportsFile;
 use gemm_common::plan::{self, Choice, DeviceFacts, Layout, Problem, Schedule, SmemClass, Tier};
 use std::collections::BTreeSet;
 

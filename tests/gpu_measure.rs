@@ -14,8 +14,8 @@
 
 mod gpu_common;
 
+use cubins::kernels::CopyVec16;
 use cubins::ops::copy::{copy_with, CopyKernel};
-use cubins::runtime::launchers::CopyVec16;
 use cubins::runtime::{ArtifactKind, Gpu, LaunchConfig, U8x16};
 use cust::memory::{DeviceBuffer, DevicePointer};
 use cust::sys as cu;
@@ -135,7 +135,7 @@ fn module_load_and_launch_overhead() {
                     assert_eq!(status, cu::CUresult::CUDA_SUCCESS);
                 }
                 // SAFETY: 16-byte buffers, one vector.
-                Arm::Typed => unsafe { kernel.launch(&stream, &config, ps, pd, n_vec).unwrap() },
+                Arm::Typed => unsafe { kernel.launch(&stream, &config, (ps, pd, n_vec)).unwrap() },
                 Arm::Ops => copy_with(
                     &gpu,
                     &stream,

@@ -1,4 +1,4 @@
-//! The offline occupancy the build embeds (from `cubins_inspect::occupancy`) against the
+//! The offline occupancy the build embeds (from `cubins_build::occupancy`) against the
 //! driver's `cuOccupancyMaxActiveBlocksPerMultiprocessor`, for every entry point at every
 //! launch shape `cuda/kernels.toml` declares, on the cubin for the device's own arch.
 //! Prints one `OCCUPANCY` line per comparison (the evidence) and fails on any difference.

@@ -7,8 +7,8 @@
 
 mod gpu_common;
 
+use cubins::kernels::{CopyCpAsync, CopyVec16};
 use cubins::ops::copy::{copy, copy_with, default_config, CopyKernel};
-use cubins::runtime::launchers::{CopyCpAsync, CopyVec16};
 use cubins::runtime::{
     ptx_fallbacks, ArtifactKind, Error, Gpu, LaunchConfig, LaunchError, RoutePolicy, U8x16,
     FORCE_ROUTE_ENV,
@@ -416,7 +416,7 @@ fn launch_checks_refuse_before_the_gpu() {
     // SAFETY: both pointers address 8192-byte buffers and n_vec = 512 covers exactly that; the
     // launches are refused before reaching the GPU anyway, which is what is asserted.
     unsafe {
-        let e = launch(vec16.launch(&stream, &block_z, ps, pd, 512));
+        let e = launch(vec16.launch(&stream, &block_z, (ps, pd, 512)));
         assert!(
             matches!(
                 e,
@@ -428,7 +428,7 @@ fn launch_checks_refuse_before_the_gpu() {
             ),
             "{e}"
         );
-        let e = launch(cp.launch(&stream, &grid_y, ps, pd, 512));
+        let e = launch(cp.launch(&stream, &grid_y, (ps, pd, 512)));
         assert!(
             matches!(
                 e,

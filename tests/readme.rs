@@ -3,7 +3,7 @@
 //! enforced (a violation fails the build, so a finished build is a clean one). CI builds
 //! every arch; a build of fewer names the unchecked rows in one loud line (and fails in CI).
 
-use cubins_inspect::arch::SUPPORTED;
+use cubins_build::arch::SUPPORTED;
 
 /// (arch, builds clean) rows of the README's status table.
 fn status_rows(readme: &str) -> Vec<(String, bool)> {

@@ -3,9 +3,9 @@
 //! declares), PTX for the lowest, and identities that match the bytes.
 
 use cubins::registry::{build_info, kernel_file, kernel_files, RegistryError};
-use cubins_inspect::arch::{archs_for_file, Arch};
-use cubins_inspect::manifest::Manifest;
-use cubins_inspect::toolchain::cache::sha256_hex;
+use cubins_build::arch::{archs_for_file, Arch};
+use cubins_build::manifest::Manifest;
+use cubins_build::toolchain::cache::sha256_hex;
 use std::path::Path;
 
 fn cuda_sources() -> Vec<String> {

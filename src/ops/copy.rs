@@ -3,7 +3,7 @@
 //! The copy is the bandwidth ceiling other memory-bound kernels are judged against.
 
 use super::buffer;
-use crate::runtime::launchers::{CopyCpAsync, CopyVec16};
+use crate::kernels::{CopyCpAsync, CopyVec16};
 use crate::runtime::{Error, Gpu, LaunchConfig, LaunchError, U8x16};
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 use cust::stream::Stream;
@@ -142,10 +142,11 @@ fn launch<T: DeviceCopy>(
         match kernel {
             CopyKernel::Vec16 => gpu
                 .kernel::<CopyVec16>()?
-                .launch(stream, config, s, d, n_vec),
-            CopyKernel::CpAsync => gpu
-                .kernel::<CopyCpAsync>()?
-                .launch(stream, config, s, d, n_vec),
+                .launch(stream, config, (s, d, n_vec)),
+            CopyKernel::CpAsync => {
+                gpu.kernel::<CopyCpAsync>()?
+                    .launch(stream, config, (s, d, n_vec))
+            }
         }
     }
 }

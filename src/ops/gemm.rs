@@ -16,7 +16,7 @@ pub use plan::{Choice, Dtype, Layout, Plan, PlanError, Problem, Schedule, Tier, 
 
 use super::buffer;
 use super::rows::check_disjoint;
-use crate::runtime::launchers as l;
+use crate::kernels as l;
 use crate::runtime::{ArtifactKind, Bf16, Error, Gpu, LaunchConfig, LaunchError, F16};
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 use cust::stream::Stream;
@@ -201,8 +201,8 @@ macro_rules! gemm_input {
             ) -> Result<(), Error> {
                 match entry {
                     $($entry => gpu.kernel::<l::$launcher>()?.launch(
-                        stream, config, x.a, x.b, x.c, x.bias, x.m, x.n, x.k, x.lda, x.ldb, x.ldc, x.alpha,
-                        x.beta, x.flags,
+                        stream, config, (x.a, x.b, x.c, x.bias, x.m, x.n, x.k, x.lda, x.ldb, x.ldc, x.alpha,
+                        x.beta, x.flags),
                     ),)*
                     other => Err(Error::UnknownKernel {
                         name: other.to_string(),
@@ -565,16 +565,18 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
                 gpu.kernel::<l::GemmTf32Prepare>()?.launch(
                     stream,
                     &config,
-                    a.as_device_ptr().cast(),
-                    b.as_device_ptr().cast(),
-                    ws,
-                    p.m as i32,
-                    p.n as i32,
-                    p.k as i32,
-                    p.lda as i32,
-                    p.ldb as i32,
-                    prep.kp as i32,
-                    prep.flags,
+                    (
+                        a.as_device_ptr().cast(),
+                        b.as_device_ptr().cast(),
+                        ws,
+                        p.m as i32,
+                        p.n as i32,
+                        p.k as i32,
+                        p.lda as i32,
+                        p.ldb as i32,
+                        prep.kp as i32,
+                        prep.flags,
+                    ),
                 )?
             };
         }

@@ -13,7 +13,7 @@ use super::rows::{
     check_disjoint, check_rows_cols, chunk_elems, entry_name, plan_rows, shape_error, tensor_bytes,
     Launched, RowGeometry, RowKernel, Storage, Threads, Walk,
 };
-use crate::runtime::launchers::{
+use crate::kernels::{
     RmsnormBwdBf16, RmsnormBwdClusterBf16, RmsnormBwdClusterF16, RmsnormBwdClusterF32,
     RmsnormBwdF16, RmsnormBwdF32, RmsnormDweightBf16, RmsnormDweightF16, RmsnormDweightF32,
     RmsnormFwdBf16, RmsnormFwdF16, RmsnormFwdF32, RmsnormFwdResidualBf16, RmsnormFwdResidualF16,
@@ -177,7 +177,7 @@ macro_rules! rmsnorm_elem {
                 eps: f32,
             ) -> Result<(), Error> {
                 gpu.kernel::<$fwd>()?
-                    .launch(stream, config, x, w, y, rows, cols, eps)
+                    .launch(stream, config, (x, w, y, rows, cols, eps))
             }
 
             unsafe fn fwd_residual(
@@ -196,14 +196,7 @@ macro_rules! rmsnorm_elem {
                 gpu.kernel::<$res>()?.launch(
                     stream,
                     config,
-                    x,
-                    residual_in,
-                    residual_out,
-                    w,
-                    y,
-                    rows,
-                    cols,
-                    eps,
+                    (x, residual_in, residual_out, w, y, rows, cols, eps),
                 )
             }
 
@@ -226,30 +219,14 @@ macro_rules! rmsnorm_elem {
                     BwdEntry::WholeRow => gpu.kernel::<$bwd>()?.launch(
                         stream,
                         config,
-                        x,
-                        w,
-                        dy,
-                        dx,
-                        partial,
-                        rows,
-                        cols,
-                        rows_per_range,
-                        eps,
+                        (x, w, dy, dx, partial, rows, cols, rows_per_range, eps),
                     ),
                     BwdEntry::ClusterHalves => {
                         check_cluster_grid(<$cluster>::info().name, config)?;
                         gpu.kernel::<$cluster>()?.launch(
                             stream,
                             config,
-                            x,
-                            w,
-                            dy,
-                            dx,
-                            partial,
-                            rows,
-                            cols,
-                            rows_per_range,
-                            eps,
+                            (x, w, dy, dx, partial, rows, cols, rows_per_range, eps),
                         )
                     }
                 }
@@ -284,7 +261,7 @@ macro_rules! rmsnorm_elem {
                 cols: u32,
             ) -> Result<(), Error> {
                 gpu.kernel::<$dw>()?
-                    .launch(stream, config, partial, dw, blocks, cols)
+                    .launch(stream, config, (partial, dw, blocks, cols))
             }
         }
     };

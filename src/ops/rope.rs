@@ -8,7 +8,7 @@ use super::buffer;
 use super::rows::{
     check_disjoint, chunk_elems, entry_name, shape_error, tensor_bytes, Launched, Storage,
 };
-use crate::runtime::launchers::{
+use crate::kernels::{
     RopeGptjBf16, RopeGptjF16, RopeGptjF32, RopeNeoxBf16, RopeNeoxF16, RopeNeoxF32,
 };
 use crate::runtime::{Bf16, BufferArg, Error, Gpu, LaunchConfig, F16};
@@ -86,12 +86,16 @@ macro_rules! rope_elem {
             ) -> Result<(), Error> {
                 let [t, qh, kh, d] = shape;
                 match pairing {
-                    Pairing::Neox => gpu
-                        .kernel::<$neox>()?
-                        .launch(stream, config, q, k, cos, sin, t, qh, kh, d, vector),
-                    Pairing::Gptj => gpu
-                        .kernel::<$gptj>()?
-                        .launch(stream, config, q, k, cos, sin, t, qh, kh, d, vector),
+                    Pairing::Neox => gpu.kernel::<$neox>()?.launch(
+                        stream,
+                        config,
+                        (q, k, cos, sin, t, qh, kh, d, vector),
+                    ),
+                    Pairing::Gptj => gpu.kernel::<$gptj>()?.launch(
+                        stream,
+                        config,
+                        (q, k, cos, sin, t, qh, kh, d, vector),
+                    ),
                 }
             }
         }

@@ -227,13 +227,13 @@ pub fn wave_blocks_per_sm(gpu: &Gpu, kernel: &str, threads: u32, wanted: u32) ->
 /// The entry point `prefix_dtype` as the static name the launcher table knows.
 pub fn entry_name<T: Storage>(prefix: &str) -> Result<&'static str, Error> {
     let name = format!("{prefix}_{}", T::NAME);
-    crate::runtime::KERNELS
+    crate::kernels::KERNELS
         .iter()
         .map(|k| k.name)
         .find(|k| *k == name)
         .ok_or_else(|| Error::UnknownKernel {
             name,
-            available: crate::runtime::KERNELS.iter().map(|k| k.name).collect(),
+            available: crate::kernels::KERNELS.iter().map(|k| k.name).collect(),
         })
 }
 

@@ -4,7 +4,7 @@
 
 use super::buffer;
 use super::rows::{check_disjoint, plan_rows, tensor_bytes, Launched, RowKernel, Storage, Threads};
-use crate::runtime::launchers::{
+use crate::kernels::{
     SoftmaxBwdBf16, SoftmaxBwdF16, SoftmaxBwdF32, SoftmaxFwdBf16, SoftmaxFwdF16, SoftmaxFwdF32,
 };
 use crate::runtime::{Bf16, Error, Gpu, LaunchConfig, F16};
@@ -66,7 +66,7 @@ macro_rules! softmax_elem {
                 cols: u32,
             ) -> Result<(), Error> {
                 gpu.kernel::<$fwd>()?
-                    .launch(stream, config, x, y, rows, cols)
+                    .launch(stream, config, (x, y, rows, cols))
             }
 
             unsafe fn bwd(
@@ -80,7 +80,7 @@ macro_rules! softmax_elem {
                 cols: u32,
             ) -> Result<(), Error> {
                 gpu.kernel::<$bwd>()?
-                    .launch(stream, config, y, dy, dx, rows, cols)
+                    .launch(stream, config, (y, dy, dx, rows, cols))
             }
         }
     };

@@ -8,7 +8,7 @@ use super::rows::{
     check_disjoint, entry_name, plan_rows, shape_error, tensor_bytes, Launched, RowKernel, Storage,
     Threads,
 };
-use crate::runtime::launchers::{
+use crate::kernels::{
     SwigluFwdBf16, SwigluFwdF16, SwigluFwdF32, SwigluFwdInterleavedBf16, SwigluFwdInterleavedF16,
     SwigluFwdInterleavedF32,
 };
@@ -68,7 +68,7 @@ macro_rules! swiglu_elem {
                 n: u64,
             ) -> Result<(), Error> {
                 gpu.kernel::<$flat>()?
-                    .launch(stream, config, gate, up, out, n)
+                    .launch(stream, config, (gate, up, out, n))
             }
 
             unsafe fn interleaved(
@@ -81,7 +81,7 @@ macro_rules! swiglu_elem {
                 cols: u32,
             ) -> Result<(), Error> {
                 gpu.kernel::<$inter>()?
-                    .launch(stream, config, gate_up, out, rows, cols)
+                    .launch(stream, config, (gate_up, out, rows, cols))
             }
         }
     };

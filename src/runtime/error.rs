@@ -12,6 +12,7 @@ pub const CUDA_ERROR_STUB_LIBRARY: u32 = 34;
 pub const CUDA_ERROR_NO_DEVICE: u32 = 100;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// The process loaded a stub `libcuda.so.1`, not the NVIDIA driver.
     NoDriver {

@@ -4,11 +4,12 @@
 use super::driver::{check, device_attribute, from_cust};
 use super::kernel::{Kernel, KernelState};
 use super::launch::DeviceLimits;
-use super::launchers::{KernelSpec, KERNELS};
+use super::launchers::KernelSpec;
 use super::module::LoadedModule;
 use super::route::{self, ArtifactKind, DeviceId, Route, RoutePolicy, Selected};
 use super::Error;
-use crate::registry;
+use crate::registry::{self, KernelFile};
+use crate::Library;
 use cust::sys as cu;
 use cust::sys::CUdevice_attribute as A;
 use std::ffi::c_char;
@@ -37,19 +38,54 @@ impl DeviceInfo {
     }
 }
 
-/// A device, its primary context and the kernels loaded into it. `Send + Sync`: share it
+/// A device, its primary context and the kernels loaded into it: cubins' own and those of
+/// any crate built through `cubins-build` (each a [`Library`]). `Send + Sync`: share it
 /// across threads by reference or `Arc`; every call makes the context current first.
 ///
 /// The primary context is the one the CUDA runtime (and so cuBLAS) uses, so buffers and
 /// streams interoperate with libraries loaded next to this crate.
 pub struct Gpu {
-    // Dropped in declaration order: kernels, then modules, then the context they live in.
-    kernels: Box<[OnceLock<KernelState>]>,
-    modules: Box<[OnceLock<LoadedModule>]>,
+    // Dropped in declaration order: each library's kernels and modules, then the context
+    // they live in. Boxed, so a state's address survives the vector growing (handed-out
+    // references point into the boxes).
+    #[allow(clippy::vec_box)]
+    libraries: Mutex<Vec<Box<LibraryState>>>,
     load_lock: Mutex<()>,
     policy: RoutePolicy,
     device: DeviceInfo,
     context: cust::context::Context,
+}
+
+/// What a [`Gpu`] holds of one library: each kernel file's module and each kernel, loaded
+/// on first use.
+struct LibraryState {
+    library: &'static Library,
+    // Kernels before modules: a function handle must not outlive its module.
+    kernels: Box<[OnceLock<KernelState>]>,
+    modules: Box<[OnceLock<LoadedModule>]>,
+}
+
+impl LibraryState {
+    fn new(library: &'static Library) -> LibraryState {
+        let files = library.registry.files.len();
+        LibraryState {
+            library,
+            kernels: (0..library.kernels.len())
+                .map(|_| OnceLock::new())
+                .collect(),
+            modules: (0..files).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    fn file_index(&self, file: &str) -> Result<usize, Error> {
+        let files = self.library.registry.kernel_files()?;
+        files.iter().position(|f| f.name == file).ok_or_else(|| {
+            Error::Registry(registry::RegistryError::UnknownKernelFile {
+                name: file.to_string(),
+                available: files.iter().map(|f| f.name).collect(),
+            })
+        })
+    }
 }
 
 impl std::fmt::Debug for Gpu {
@@ -129,10 +165,8 @@ impl Gpu {
             cust::device::Device::get_device(ordinal).map_err(|e| from_cust("cuDeviceGet", e))?;
         let context = cust::context::Context::new(cust_device)
             .map_err(|e| from_cust("cuDevicePrimaryCtxRetain", e))?;
-        let files = registry::kernel_files().map(|f| f.len()).unwrap_or(0);
         Ok(Gpu {
-            kernels: (0..KERNELS.len()).map(|_| OnceLock::new()).collect(),
-            modules: (0..files).map(|_| OnceLock::new()).collect(),
+            libraries: Mutex::new(Vec::new()),
             load_lock: Mutex::new(()),
             policy,
             device,
@@ -191,22 +225,34 @@ impl Gpu {
         check("cuCtxSynchronize", unsafe { cu::cuCtxSynchronize() })
     }
 
-    /// The kernel `K`, its module loaded on first use.
+    /// The kernel `K` (of any library), its module loaded on first use.
     pub fn kernel<K: KernelSpec>(&self) -> Result<Kernel<'_, K>, Error> {
-        Ok(Kernel::new(self, self.kernel_state(K::INDEX)?))
+        Ok(Kernel::new(
+            self,
+            self.kernel_state(self.library(K::LIBRARY), K::INDEX)?,
+        ))
     }
 
-    /// The route of the kernel `name` (one with a typed launcher), loading its module if needed.
+    /// The route of cubins' own kernel `name` (one with a typed launcher), loading its
+    /// module if needed.
     pub fn route(&self, name: &str) -> Result<Route, Error> {
-        let index =
-            KERNELS
-                .iter()
-                .position(|k| k.name == name)
-                .ok_or_else(|| Error::UnknownKernel {
-                    name: name.to_string(),
-                    available: KERNELS.iter().map(|k| k.name).collect(),
-                })?;
-        Ok(self.kernel_state(index)?.route.clone())
+        self.route_in(&crate::kernels::LIBRARY, name)
+    }
+
+    /// The route of kernel `name` of `library`, loading its module if needed.
+    pub fn route_in(&self, library: &'static Library, name: &str) -> Result<Route, Error> {
+        let index = library
+            .kernels
+            .iter()
+            .position(|k| k.name == name)
+            .ok_or_else(|| Error::UnknownKernel {
+                name: name.to_string(),
+                available: library.kernels.iter().map(|k| k.name).collect(),
+            })?;
+        Ok(self
+            .kernel_state(self.library(library), index)?
+            .route
+            .clone())
     }
 
     /// Blocks of `threads` (with `dynamic_smem_bytes`) an SM holds of kernel `name` on its
@@ -223,7 +269,7 @@ impl Gpu {
         if route.kind != ArtifactKind::Cubin {
             return Ok(None);
         }
-        let file = registry::kernel_file(route.file)?;
+        let file = crate::kernels::LIBRARY.registry.kernel_file(route.file)?;
         Ok(file
             .cubin(route.arch)?
             .resources(name)
@@ -235,9 +281,16 @@ impl Gpu {
             .map(|&(_, _, blocks)| blocks))
     }
 
-    /// Wall time the kernel file's module took to load (JIT included), loading it if needed.
+    /// Wall time the module of cubins' kernel file `file` took to load (JIT included),
+    /// loading it if needed.
     pub fn module_load_time(&self, file: &str) -> Result<Duration, Error> {
-        Ok(self.module(file)?.load_time)
+        let own = self.library(&crate::kernels::LIBRARY);
+        let index = own.file_index(file)?;
+        if let Some(m) = own.modules[index].get() {
+            return Ok(m.load_time);
+        }
+        let _guard = self.lock();
+        Ok(self.module_locked(own, index)?.load_time)
     }
 
     /// Times loading one artifact of kernel file `file` into a context created for the purpose
@@ -250,7 +303,9 @@ impl Gpu {
         file: &str,
         kind: ArtifactKind,
     ) -> Result<(Selected, Duration), Error> {
-        let kernel_file = &registry::kernel_files()?[file_index(file)?];
+        let own = &crate::kernels::LIBRARY;
+        let kernel_file: &'static KernelFile =
+            &own.registry.kernel_files()?[self.library(own).file_index(file)?];
         let policy = match kind {
             ArtifactKind::Cubin => RoutePolicy::ForceCubin,
             ArtifactKind::PtxJit => RoutePolicy::ForcePtx,
@@ -268,7 +323,7 @@ impl Gpu {
         let timed = (|| -> Result<Duration, Error> {
             let start = Instant::now();
             let module = LoadedModule::load(kernel_file, selected)?;
-            for k in KERNELS.iter().filter(|k| k.file == file) {
+            for k in own.kernels.iter().filter(|k| k.file == file) {
                 module.function(k.symbol)?;
             }
             let elapsed = start.elapsed();
@@ -289,40 +344,56 @@ impl Gpu {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn kernel_state(&self, index: usize) -> Result<&KernelState, Error> {
-        if let Some(s) = self.kernels[index].get() {
+    /// This `Gpu`'s state of `library`, created on first use.
+    fn library(&self, library: &'static Library) -> &LibraryState {
+        let mut states = self
+            .libraries
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let state: *const LibraryState = match states.iter().find(|s| s.library.is(library)) {
+            Some(s) => &**s,
+            None => {
+                states.push(Box::new(LibraryState::new(library)));
+                &**states.last().expect("just pushed")
+            }
+        };
+        // SAFETY: states are boxed, never removed and never moved out of their box before
+        // `self` drops, so the reference lives as long as the borrow of `self`.
+        unsafe { &*state }
+    }
+
+    fn kernel_state<'s>(
+        &'s self,
+        library: &'s LibraryState,
+        index: usize,
+    ) -> Result<&'s KernelState, Error> {
+        if let Some(s) = library.kernels[index].get() {
             return Ok(s);
         }
         let _guard = self.lock();
-        if let Some(s) = self.kernels[index].get() {
+        if let Some(s) = library.kernels[index].get() {
             return Ok(s);
         }
-        let info = &KERNELS[index];
-        let module = self.module_locked(info.file)?;
+        let info = &library.library.kernels[index];
+        let module = self.module_locked(library, library.file_index(info.file)?)?;
         let state = KernelState::resolve(self, info, module)?;
-        Ok(self.kernels[index].get_or_init(|| state))
+        Ok(library.kernels[index].get_or_init(|| state))
     }
 
-    fn module(&self, file: &str) -> Result<&LoadedModule, Error> {
-        let index = file_index(file)?;
-        if let Some(m) = self.modules[index].get() {
+    /// Loads the module of kernel file `index` unless loaded; the caller holds `load_lock`.
+    fn module_locked<'s>(
+        &'s self,
+        library: &'s LibraryState,
+        index: usize,
+    ) -> Result<&'s LoadedModule, Error> {
+        if let Some(m) = library.modules[index].get() {
             return Ok(m);
         }
-        let _guard = self.lock();
-        self.module_locked(file)
-    }
-
-    /// Loads the module of `file` unless loaded; the caller holds `load_lock`.
-    fn module_locked(&self, file: &str) -> Result<&LoadedModule, Error> {
-        let index = file_index(file)?;
-        if let Some(m) = self.modules[index].get() {
-            return Ok(m);
-        }
-        let kernel_file = &registry::kernel_files()?[index];
+        let kernel_file = &library.library.registry.kernel_files()?[index];
         let selected = route::select(kernel_file, self.device.cc, self.policy)?;
         self.bind()?;
         let module = LoadedModule::load(kernel_file, selected)?;
-        Ok(self.modules[index].get_or_init(|| module))
+        Ok(library.modules[index].get_or_init(|| module))
     }
 
     pub(crate) fn route_for(&self, kernel: &'static str, module: &LoadedModule) -> Route {
@@ -339,16 +410,6 @@ impl Gpu {
             policy: self.policy,
         }
     }
-}
-
-fn file_index(file: &str) -> Result<usize, Error> {
-    let files = registry::kernel_files()?;
-    files.iter().position(|f| f.name == file).ok_or_else(|| {
-        Error::Registry(registry::RegistryError::UnknownKernelFile {
-            name: file.to_string(),
-            available: files.iter().map(|f| f.name).collect(),
-        })
-    })
 }
 
 impl Drop for Gpu {

@@ -3,7 +3,7 @@
 
 use super::driver::{check, check_with, function_attribute, programmatic};
 use super::launch::{self, KernelLimits, LaunchConfig, LaunchError, SmemPlan};
-use super::launchers::{KernelInfo, KernelSpec};
+use super::launchers::{KernelInfo, KernelSpec, LaunchArgs};
 use super::module::LoadedModule;
 use super::route::Route;
 use super::{Error, Gpu};
@@ -102,6 +102,24 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
     /// The driver's function handle, for measurements against a bare `cuLaunchKernel`.
     pub fn raw_function(&self) -> cu::CUfunction {
         self.state.function
+    }
+
+    /// Validates `config` against the device and kernel limits, then launches on `stream`
+    /// with `args`, the kernel's arguments in declaration order.
+    ///
+    /// # Safety
+    /// Every pointer among `args` must address device memory of this context that is valid
+    /// for all accesses the kernel makes with these arguments; the safe wrappers in
+    /// `cubins::ops` check lengths, alignment and aliasing before calling this.
+    #[inline]
+    pub unsafe fn launch(
+        &self,
+        stream: &cust::stream::Stream,
+        config: &LaunchConfig,
+        mut args: K::Args,
+    ) -> Result<(), Error> {
+        let mut pointers = args.pointers();
+        self.launch_raw(stream, config, pointers.as_mut())
     }
 
     /// Checks `config`, raises the dynamic shared memory limit if the launch needs more than

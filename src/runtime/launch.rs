@@ -80,6 +80,7 @@ pub enum SmemPlan {
 
 /// A launch that was refused before reaching the GPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LaunchError {
     EmptyDimension {
         what: &'static str,

@@ -25,7 +25,7 @@ pub use launch::{
     check as check_launch, BufferArg, DeviceLimits, KernelLimits, LaunchConfig, LaunchError,
     SmemPlan,
 };
-pub use launchers::{kernel_info, KernelInfo, KernelSpec, ParamInfo, KERNELS};
+pub use launchers::{kernel_info, KernelInfo, KernelSpec, LaunchArgs, ParamInfo};
 pub use route::{
     ptx_fallbacks, select, ArtifactKind, DeviceId, NoRoute, Route, RoutePolicy, Selected,
     FORCE_ROUTE_ENV,

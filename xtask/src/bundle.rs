@@ -19,21 +19,28 @@ use std::process::{Command, Stdio};
 
 const RUNNER: &str = include_str!("bundle/run.sh");
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
-/// Test targets the bundle carries (cargo glob patterns).
-const TEST_TARGETS: &[&str] = &["gpu_*", "no_device"];
+/// Test targets the bundle carries (cargo glob patterns), per package: cubins' own and the
+/// example crate's, which launches kernels of its own through cubins' runtime.
+const TEST_TARGETS: &[(&str, &[&str])] = &[
+    ("cubins", &["gpu_*", "no_device"]),
+    ("axpy-kernels", &["gpu_*"]),
+];
 const DEFAULT_ARCHS: &str = "80;90";
 
 pub fn run(args: &[String]) -> Result {
     let out = parse_out(args)?;
     let archs = archs()?;
     let stub = stub::run()?;
-    let tests = build(&stub, &archs, "test", TEST_TARGETS)?;
+    let mut tests = Vec::new();
+    for (package, targets) in TEST_TARGETS {
+        tests.extend(build(&stub, &archs, "test", package, targets)?);
+    }
     let bench_names = harnessless_benches()?;
     let names: Vec<&str> = bench_names.iter().map(String::as_str).collect();
     let benches = if names.is_empty() {
         vec![]
     } else {
-        build(&stub, &archs, "bench", &names)?
+        build(&stub, &archs, "bench", "cubins", &names)?
     };
     if tests.is_empty() {
         return Err("no GPU test binaries were built".into());
@@ -115,7 +122,7 @@ fn archs() -> Result<String> {
         None => Ok(DEFAULT_ARCHS.to_string()),
         Some(v) => {
             let list =
-                cubins_inspect::Arch::parse_list(&v).map_err(|e| format!("CUBINS_ARCHS: {e}"))?;
+                cubins_build::Arch::parse_list(&v).map_err(|e| format!("CUBINS_ARCHS: {e}"))?;
             if list.iter().any(|a| a.cc == 90) {
                 Ok(v)
             } else {
@@ -129,7 +136,13 @@ fn archs() -> Result<String> {
 }
 
 /// Builds `targets` of kind `kind` (`test` or `bench`) in release; returns (name, executable).
-fn build(stub: &Path, archs: &str, kind: &str, targets: &[&str]) -> Result<Vec<(String, PathBuf)>> {
+fn build(
+    stub: &Path,
+    archs: &str,
+    kind: &str,
+    package: &str,
+    targets: &[&str],
+) -> Result<Vec<(String, PathBuf)>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut c = Command::new(cargo);
     c.current_dir(root())
@@ -139,7 +152,7 @@ fn build(stub: &Path, archs: &str, kind: &str, targets: &[&str]) -> Result<Vec<(
             kind,
             "--no-run",
             "-p",
-            "cubins",
+            package,
             "--features",
             "cust",
             "--message-format=json-render-diagnostics",
@@ -247,8 +260,8 @@ fn build_txt(archs: &str, binaries: &[String]) -> String {
     format!(
         "cubins GPU bundle, commit {}{dirty}\nCUBINS_ARCHS={archs}\nkernels: {}\nbuilt with: {}\nbinaries:\n{}\n",
         git(&["rev-parse", "--short=12", "HEAD"]),
-        match std::env::var(cubins_inspect::prebuilt::ENV) {
-            Ok(dir) if !dir.trim().is_empty() => format!("prebuilt ({}={dir})", cubins_inspect::prebuilt::ENV),
+        match std::env::var(cubins_build::prebuilt::ENV) {
+            Ok(dir) if !dir.trim().is_empty() => format!("prebuilt ({}={dir})", cubins_build::prebuilt::ENV),
             _ => "compiled by nvcc".to_string(),
         },
         String::from_utf8_lossy(&Command::new("rustc").arg("--version").output().map(|o| o.stdout).unwrap_or_default()).trim(),

@@ -1,15 +1,15 @@
 //! `cargo xtask export-prebuilt --out DIR [--archs LIST]`: compiles the kernels for each arch
 //! (through the workspace's kernel cache) and exports cubins, PTX, reports and declarations
-//! into one folder per arch under DIR (`cubins_inspect::prebuilt`), then says how large each
+//! into one folder per arch under DIR (`cubins_build::prebuilt`), then says how large each
 //! folder is, as it is and compressed as a `.crate` would be. A build with
 //! `CUBINS_PREBUILT=DIR` embeds them without a CUDA toolkit.
 
 use crate::{root, setup, tasks, Result};
-use cubins_inspect::arch::{Arch, SUPPORTED};
-use cubins_inspect::manifest::Manifest;
-use cubins_inspect::prebuilt::{self, Exported};
-use cubins_inspect::toolchain::cache::Cache;
-use cubins_inspect::toolchain::Toolchain;
+use cubins_build::arch::{Arch, SUPPORTED};
+use cubins_build::manifest::Manifest;
+use cubins_build::prebuilt::{self, Exported};
+use cubins_build::toolchain::cache::Cache;
+use cubins_build::toolchain::Toolchain;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,7 +1,7 @@
 //! Developer tasks: `cargo xtask <task>`. Run `cargo xtask help` for the list.
 
-mod bindgen;
 mod bundle;
+mod codegen;
 mod export;
 mod package;
 mod prebuild;
@@ -16,8 +16,7 @@ type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
 const HELP: &str = "\
 cargo xtask <task>
 
-  setup             install the pinned CUDA toolchain (NVIDIA wheels from PyPI) and libclang
-                    (its PyPI wheel, for `bindgen`) into .cuda/
+  setup             install the pinned CUDA toolchain (NVIDIA wheels from PyPI) into .cuda/
   build [ARGS]      setup, compile the kernels (a line per nvcc job), cargo build ARGS, and
                     print a line per kernel file x arch (per kernel: inspect report --build)
   test [ARGS]       setup, link stub, kernels for every arch (CUBINS_ARCHS=all unless
@@ -25,7 +24,9 @@ cargo xtask <task>
                     whole suite with the runtime (cargo test --workspace --no-fail-fast
                     --features cubins/cust ARGS), no GPU or driver needed; then `package`
   link-stub         build target/cuda-stub/lib64/libcuda.so: a driver stand-in to link `cust`
-  bindgen [--check] regenerate src/params.rs from cuda/include/cubins/params.h (libclang from setup)
+  codegen [--check] regenerate the GEMM tile tables, entry points, planner tables and flag bits
+                    (C++, Rust, manifest sets) from cuda/gemm_catalogue.toml; --check: fail
+                    naming each stale file
   gpu-bundle [--out DIR]
                     GPU tests + benchmarks (release, sm_90 included), stripped, with run.sh,
                     into DIR (default bundle/); on the GPU machine: bash DIR/run.sh RESULTS all
@@ -33,7 +34,7 @@ cargo xtask <task>
                     compile the kernels per arch (default: every supported one) and export
                     cubins, PTX and reports with a manifest into DIR/<arch>/ (sizes printed);
                     a build with CUBINS_PREBUILT=DIR embeds them without a CUDA toolkit
-  package           package cubins-inspect and cubins (sizes), unpack them, build a fresh crate
+  package           package cubins-build and cubins (sizes), unpack them, build a fresh crate
                     on the unpacked cubins with sm90 (nvcc), export sm_90 prebuilt kernels and
                     build it again with no CUDA on PATH from them: the same cubins
   inspect [ARGS]    run the cubins-inspect CLI (report, diff, or a .cu/.cubin file)
@@ -51,7 +52,7 @@ fn main() {
         "inspect" => tasks::inspect(&rest),
         "link-stub" => stub::run().map(|_| ()),
         "gpu-bundle" => bundle::run(&rest),
-        "bindgen" => bindgen::run(&rest),
+        "codegen" => codegen::run(&rest),
         "package" => package::run(&rest),
         "export-prebuilt" => export::run(&rest),
         "help" | "--help" | "-h" => {

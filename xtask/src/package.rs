@@ -1,4 +1,4 @@
-//! `cargo xtask package`: packages `cubins-inspect` and `cubins` in dependency order (what
+//! `cargo xtask package`: packages `cubins-build` and `cubins` in dependency order (what
 //! `cargo publish` would upload), says how large each is, unpacks both and builds a fresh
 //! crate that depends on the unpacked `cubins` with `sm90` selected, twice, and runs it: it
 //! lists the embedded cubins with their SHA-256.
@@ -11,15 +11,19 @@
 //! Both must list the same cubins with the same SHA-256. Proves the package carries
 //! everything a dependent builds from, and no evidence; and that prebuilt kernels are the
 //! kernels nvcc makes of the package's sources anywhere.
+//!
+//! Then the example crate (`examples/axpy-kernels`), copied out of the workspace with path
+//! dependencies on the unpacked packages, builds its own kernels through the builder and
+//! passes its tests (its sm_90 snapshots among them).
 
 use crate::{export, root, setup, tasks, Result};
-use cubins_inspect::arch::Arch;
+use cubins_build::arch::Arch;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The crates of the package, in dependency order.
-const CRATES: &[&str] = &["cubins-inspect", "cubins"];
+const CRATES: &[&str] = &["cubins-build", "cubins"];
 
 /// The dependent's program: where its kernels came from, then every embedded kernel file's
 /// cubins, one line each.
@@ -72,6 +76,7 @@ pub fn run(args: &[String]) -> Result {
         dependent.display()
     );
     let fresh = run_dependent(&dependent, &work, Kernels::Nvcc(&nvcc))?;
+    run_outside_example(&work, &unpacked, &nvcc)?;
     let prebuilt = work.join("prebuilt");
     let exported = export::export(&prebuilt, &[SM90])?;
     export::print_sizes(&prebuilt, &exported)?;
@@ -125,7 +130,7 @@ fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<List
         "CUBINS_NVCC_WRAPPER",
         "CUBINS_NO_BUILD",
         "CUBINS_CONTRACTS",
-        cubins_inspect::prebuilt::ENV,
+        cubins_build::prebuilt::ENV,
     ] {
         c.env_remove(v);
     }
@@ -138,7 +143,7 @@ fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<List
                 c.env_remove(v);
             }
             c.env("PATH", path_without_cuda()?)
-                .env(cubins_inspect::prebuilt::ENV, dir);
+                .env(cubins_build::prebuilt::ENV, dir);
         }
     }
     let out = c.output()?;
@@ -244,16 +249,19 @@ fn list_len(file: &Path) -> Result<usize> {
     Ok(String::from_utf8_lossy(&out.stdout).lines().count())
 }
 
-/// A crate depending on the unpacked `cubins` (its `cubins-inspect` patched to the unpacked
+/// Where the package `name` was unpacked.
+fn unpacked_path(unpacked: &[(String, PathBuf)], name: &str) -> Result<String> {
+    unpacked
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, p)| p.display().to_string())
+        .ok_or_else(|| format!("{name} was not packaged").into())
+}
+
+/// A crate depending on the unpacked `cubins` (its `cubins-build` patched to the unpacked
 /// one, which is not on crates.io yet).
 fn write_dependent(work: &Path, unpacked: &[(String, PathBuf)]) -> Result<PathBuf> {
-    let path_of = |name: &str| {
-        unpacked
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, p)| p.display().to_string())
-            .ok_or_else(|| format!("{name} was not packaged"))
-    };
+    let path_of = |name: &str| unpacked_path(unpacked, name);
     let dir = work.join("dependent");
     std::fs::create_dir_all(dir.join("src"))?;
     std::fs::write(
@@ -261,13 +269,106 @@ fn write_dependent(work: &Path, unpacked: &[(String, PathBuf)]) -> Result<PathBu
         format!(
             "[package]\nname = \"dependent\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
              [dependencies]\ncubins = {{ path = \"{}\", features = [\"sm90\"] }}\n\n\
-             [patch.crates-io]\ncubins-inspect = {{ path = \"{}\" }}\n\n[workspace]\n",
+             [patch.crates-io]\ncubins-build = {{ path = \"{}\" }}\n\n[workspace]\n",
             path_of("cubins")?,
-            path_of("cubins-inspect")?
+            path_of("cubins-build")?
         ),
     )?;
     std::fs::write(dir.join("src/main.rs"), DEPENDENT_MAIN)?;
     Ok(dir)
+}
+
+/// The example crate as a crate outside this workspace would hold it: path dependencies on
+/// the unpacked packages, a workspace of its own. Builds its kernels for sm_90 (cubins' own
+/// come from the cache the dependent filled) and runs its tests.
+fn run_outside_example(work: &Path, unpacked: &[(String, PathBuf)], nvcc: &Path) -> Result {
+    let path_of = |name: &str| unpacked_path(unpacked, name);
+    let from = root().join("examples/axpy-kernels");
+    let dir = work.join("axpy-kernels");
+    copy_tree(&from, &dir)?;
+    let mut manifest = std::fs::read_to_string(from.join("Cargo.toml"))?;
+    for (workspace_key, value) in [
+        ("edition.workspace = true", "edition = \"2021\""),
+        ("rust-version.workspace = true", "rust-version = \"1.80\""),
+        (
+            "license.workspace = true",
+            "license = \"MIT OR Apache-2.0\"",
+        ),
+    ] {
+        manifest = manifest.replace(workspace_key, value);
+    }
+    manifest = manifest
+        .replace(
+            "path = \"../../builder\"",
+            &format!("path = \"{}\"", path_of("cubins-build")?),
+        )
+        .replace(
+            "path = \"../..\"",
+            &format!("path = \"{}\"", path_of("cubins")?),
+        );
+    manifest.push_str(&format!(
+        "\n[patch.crates-io]\ncubins-build = {{ path = \"{}\" }}\n\n[workspace]\n",
+        path_of("cubins-build")?
+    ));
+    std::fs::write(dir.join("Cargo.toml"), manifest)?;
+    println!(
+        "xtask package: testing the example crate outside the workspace ({})",
+        dir.display()
+    );
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(&dir)
+        .env("CARGO_TARGET_DIR", work.join("target"))
+        .env("NVCC", nvcc)
+        .env("CUBINS_ARCHS", "90")
+        .args(["test", "--quiet"]);
+    for v in [
+        "CUDA_COMPUTE_CAP",
+        "CUBINS_CACHE_DIR",
+        "CUBINS_NO_BUILD",
+        "CUBINS_CONTRACTS",
+    ] {
+        c.env_remove(v);
+    }
+    let out = c.output()?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.status.success() {
+        return Err(format!(
+            "the example crate outside the workspace failed ({}):\n{text}",
+            out.status
+        )
+        .into());
+    }
+    let passed: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("test result:"))
+        .collect();
+    println!(
+        "xtask package: the example crate outside the workspace: {}",
+        passed.join(" / ")
+    );
+    Ok(())
+}
+
+/// Copies the files of `from` into `to`, leaving out build output (`target/`).
+fn copy_tree(from: &Path, to: &Path) -> Result {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        if e.file_name() == "target" {
+            continue;
+        }
+        let dest = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &dest)?;
+        } else {
+            std::fs::copy(e.path(), &dest)?;
+        }
+    }
+    Ok(())
 }
 
 fn status(mut c: Command) -> Result {

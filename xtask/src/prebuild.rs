@@ -4,13 +4,13 @@
 //! cargo's one progress bar no longer hides minutes of nvcc.
 
 use crate::{root, Result};
-use cubins_inspect::build_script::{kernel_plan, select_archs, skip_reason};
-use cubins_inspect::manifest::Manifest;
-use cubins_inspect::pipeline::{build_observed, Progress};
-use cubins_inspect::toolchain::cache::{self, Cache};
-use cubins_inspect::toolchain::nvcc::Job;
-use cubins_inspect::toolchain::Toolchain;
-use cubins_inspect::Arch;
+use cubins_build::builder::{kernel_plan, select_archs, skip_reason};
+use cubins_build::manifest::Manifest;
+use cubins_build::pipeline::{build_observed, Progress};
+use cubins_build::toolchain::cache::{self, Cache};
+use cubins_build::toolchain::nvcc::Job;
+use cubins_build::toolchain::Toolchain;
+use cubins_build::Arch;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -23,11 +23,7 @@ pub fn features_in(args: &[String]) -> Vec<String> {
     while let Some(a) = it.next() {
         let list = match a.as_str() {
             "--all-features" => {
-                out.extend(
-                    cubins_inspect::arch::SUPPORTED
-                        .iter()
-                        .map(Arch::feature_name),
-                );
+                out.extend(cubins_build::arch::SUPPORTED.iter().map(Arch::feature_name));
                 continue;
             }
             "--features" | "-F" => it.next().cloned().unwrap_or_default(),
@@ -72,7 +68,7 @@ pub fn run(args: &[String], build_dir: &Path) -> Result {
         println!("xtask kernels: none to compile ({reason})");
         return Ok(());
     }
-    if let Some(dir) = cubins_inspect::prebuilt::dir_from_env(&env)? {
+    if let Some(dir) = cubins_build::prebuilt::dir_from_env(&env, cubins_build::prebuilt::ENV)? {
         println!(
             "xtask kernels: none to compile (the build embeds the prebuilt kernels of {})",
             dir.display()
@@ -86,8 +82,9 @@ pub fn run(args: &[String], build_dir: &Path) -> Result {
         tc.check_arch(a)?;
     }
     let cuda = root.join("cuda");
-    let manifest = Manifest::load(&cuda.join("kernels.toml"))?;
-    let plan = kernel_plan(&cuda, archs.clone(), &manifest)?;
+    let manifest_path = cuda.join("kernels.toml");
+    let manifest = Manifest::load(&manifest_path)?;
+    let plan = kernel_plan(&cuda, &manifest_path, archs.clone(), &manifest)?;
     let cache_dir = cache::dir_for_target_dir(&env, build_dir);
     let cache = Cache::new(cache_dir.clone())?;
     let total = plan.jobs().len();
@@ -145,7 +142,7 @@ pub fn progress_line(job: &Job, p: Progress, done: usize, total: usize) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cubins_inspect::toolchain::nvcc::OutputKind;
+    use cubins_build::toolchain::nvcc::OutputKind;
 
     fn args(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()

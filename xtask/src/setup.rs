@@ -1,38 +1,22 @@
 //! `cargo xtask setup`: installs NVIDIA's CUDA compiler wheels from PyPI into `.cuda/`
-//! (git-ignored), pinned in `cubins_inspect::toolchain::wheels` (which says why; a build
-//! without nvcc names the same pins). Also libclang's wheel into `.cuda/libclang/`, for the
-//! bindings check (`xtask::bindgen`).
+//! (git-ignored), pinned in `cubins_build::toolchain::wheels` (which says why; a build
+//! without nvcc names the same pins).
 
 use crate::{root, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub use cubins_inspect::toolchain::wheels::WHEELS;
+pub use cubins_build::toolchain::wheels::WHEELS;
 
-/// libclang for `cargo xtask bindgen` (and its tests), from its PyPI wheel: the shared
-/// library ships inside the package (`clang/native/libclang.so`).
-pub const LIBCLANG_WHEELS: &[(&str, &str)] = &[("libclang", "18.1.1")];
-
-/// Where the libclang wheel goes, and the folder holding its `libclang.so`, from the root.
-pub const LIBCLANG_SITE: &str = ".cuda/libclang";
-pub const LIBCLANG_DIR: &str = ".cuda/libclang/clang/native";
-
-/// Installs (if needed) the CUDA toolchain and libclang; returns the toolchain's `bin/`.
+/// Installs the CUDA toolchain if needed; returns its `bin/`.
 pub fn run() -> Result<PathBuf> {
     let root = root();
-    let bin = root.join(cubins_inspect::toolchain::discover::REPO_LOCAL_BIN);
+    let bin = root.join(cubins_build::toolchain::discover::REPO_LOCAL_BIN);
     let cuda = install(
         WHEELS,
         &root.join(".cuda/site"),
         &root.join(".cuda/installed.txt"),
         &bin.join("nvcc"),
-    )?;
-    let libclang_dir = root.join(LIBCLANG_DIR);
-    let libclang = install(
-        LIBCLANG_WHEELS,
-        &root.join(LIBCLANG_SITE),
-        &root.join(".cuda/libclang.txt"),
-        &libclang_dir.join("libclang.so"),
     )?;
     println!(
         "xtask setup: CUDA toolchain {} at {}",
@@ -43,12 +27,6 @@ pub fn run() -> Result<PathBuf> {
     for (n, v) in WHEELS {
         println!("  {n} {v}");
     }
-    println!(
-        "xtask setup: libclang {} {} at {}",
-        LIBCLANG_WHEELS[0].1,
-        libclang.word(),
-        libclang_dir.display()
-    );
     Ok(bin)
 }
 
@@ -137,7 +115,5 @@ mod tests {
             pins(&[("nvidia-cuda-nvcc", "13.0.88"), ("nvidia-nvvm", "13.0.88")]),
             "nvidia-cuda-nvcc==13.0.88\nnvidia-nvvm==13.0.88\n"
         );
-        assert_eq!(pins(LIBCLANG_WHEELS), "libclang==18.1.1\n");
-        assert!(LIBCLANG_DIR.starts_with(LIBCLANG_SITE));
     }
 }

@@ -1,9 +1,9 @@
 //! The build and test entry points the README names.
 
 use crate::{prebuild, root, setup, stub, Result};
-use cubins_inspect::build_script::ReportsFile;
-use cubins_inspect::manifest::Manifest;
-use cubins_inspect::report;
+use cubins_build::manifest::Manifest;
+use cubins_build::report;
+use cubins_build::schema::ReportsFile;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -109,7 +109,7 @@ pub fn target_dir() -> Result<PathBuf> {
 /// cargo's build directory).
 pub fn kernel_cache_dir() -> Result<PathBuf> {
     let build_dir = Workspace::of(&[])?.build_dir;
-    Ok(cubins_inspect::toolchain::cache::dir_for_target_dir(
+    Ok(cubins_build::toolchain::cache::dir_for_target_dir(
         &|k| std::env::var(k).ok(),
         &build_dir,
     ))
@@ -176,11 +176,16 @@ pub fn test(args: &[String]) -> Result {
         std::env::set_var("CUBINS_ARCHS", "all");
     }
     let stub = stub::run()?;
-    let cargo_args: Vec<String> = ["--workspace", "--no-fail-fast", "--features", "cubins/cust"]
-        .into_iter()
-        .map(String::from)
-        .chain(args.iter().cloned())
-        .collect();
+    let cargo_args: Vec<String> = [
+        "--workspace",
+        "--no-fail-fast",
+        "--features",
+        "cubins/cust,axpy-kernels/cust",
+    ]
+    .into_iter()
+    .map(String::from)
+    .chain(args.iter().cloned())
+    .collect();
     prebuild::run(&cargo_args, &Workspace::of(args)?.build_dir)?;
     let mut c = cargo();
     c.env("CUDA_LIBRARY_PATH", &stub)
@@ -194,7 +199,8 @@ pub fn test(args: &[String]) -> Result {
 
 pub fn inspect(args: &[String]) -> Result {
     let mut c = cargo();
-    c.args(["run", "-p", "cubins-inspect", "--"]).args(args);
+    c.args(["run", "-p", "cubins-build", "--bin", "cubins-inspect", "--"])
+        .args(args);
     status(c)
 }
 

@@ -1,9 +1,19 @@
 //! GEMM plans: which entry point, tile and launch geometry a problem gets, and the checks a
 //! problem passes first. Pure (std only, no driver), so the selector is tested on machines
-//! without a GPU; `tests/gemm_host.rs` also checks this table against `cuda/kernels.toml`
-//! and `cuda/include/cubins/gemm/tiles.cuh`.
+//! without a GPU; `tests/gemm_host.rs` also checks the planned entry points against
+//! `cuda/kernels.toml`.
+//!
+//! The tables (the tiles of each [`SmemClass`], the entry points of each tier and layout in
+//! [`schedules`], the [`flags`] bits) are generated from `cuda/gemm_catalogue.toml` into
+//! `tiles.rs`, as the kernels' C++ tile tables are, so the two cannot disagree.
 
 use std::fmt;
+
+// By path: the tests compile this file as a module of their own (tests/gemm_common), where a
+// plain `mod tiles;` would resolve to another folder.
+#[path = "tiles.rs"]
+mod tiles;
+pub use tiles::*;
 
 /// Which operand is stored transposed. op(A) is M x K and op(B) is K x N, storage row-major:
 /// `NN` has A `[M][K]` and B `[K][N]`; `TN` has A `[K][M]`; `NT` has B `[N][K]` (the
@@ -168,291 +178,8 @@ pub struct DecodeTile {
     pub min_blocks: u32,
 }
 
-// The instantiated configurations (cuda/include/cubins/gemm/tiles.cuh, cuda/gemm_wgmma.cu).
-pub const TILE_WGMMA: WgmmaTile = WgmmaTile {
-    warpgroups: 2,
-    bn: 256,
-    bk: 64,
-    stages: 4,
-};
-/// The same kernel on tf32 operands (`gemm_tf32_nt_wgmma_128x256`), after the operand pass.
-pub const TILE_WGMMA_TF32: WgmmaTile = WgmmaTile {
-    bk: 32,
-    ..TILE_WGMMA
-};
-pub const TILE_LARGE: MmaTile = MmaTile {
-    bm: 128,
-    bn: 256,
-    bk: 64,
-    warps_m: 2,
-    warps_n: 4,
-    stages: 3,
-    min_blocks: 1,
-    skinny: false,
-};
-/// 16-bit NT: the BK = 64 ring spills there.
-pub const TILE_LARGE_NT: MmaTile = MmaTile {
-    bm: 128,
-    bn: 256,
-    bk: 32,
-    warps_m: 2,
-    warps_n: 4,
-    stages: 4,
-    min_blocks: 1,
-    skinny: false,
-};
-pub const TILE_MEDIUM: MmaTile = MmaTile {
-    bm: 128,
-    bn: 128,
-    bk: 32,
-    warps_m: 2,
-    warps_n: 2,
-    stages: 4,
-    min_blocks: 2,
-    skinny: false,
-};
-pub const TILE_SMALL: MmaTile = MmaTile {
-    bm: 64,
-    bn: 64,
-    bk: 64,
-    warps_m: 2,
-    warps_n: 2,
-    stages: 3,
-    min_blocks: 3,
-    skinny: false,
-};
 /// The largest M the skinny tiles take whether or not a standard tile fills a wave.
 pub const SKINNY_MAX_M: u32 = 128;
-/// 16-bit skinny tiles (bench run41): M > 32 where 64 x 64 tiles give about a wave.
-pub const TILE_SKINNY_64X64: MmaTile = MmaTile {
-    bm: 64,
-    bn: 64,
-    bk: 128,
-    warps_m: 2,
-    warps_n: 2,
-    stages: 3,
-    min_blocks: 2,
-    skinny: true,
-};
-/// M > 32 where 64 x 64 tiles are too few.
-pub const TILE_SKINNY_64X32: MmaTile = MmaTile {
-    bm: 64,
-    bn: 32,
-    bk: 128,
-    warps_m: 2,
-    warps_n: 2,
-    stages: 4,
-    min_blocks: 2,
-    skinny: true,
-};
-/// M <= 32: a taller tile would take the bounds-checked copy of A on every k tile.
-pub const TILE_SKINNY_32X32: MmaTile = MmaTile {
-    bm: 32,
-    bn: 32,
-    bk: 128,
-    warps_m: 2,
-    warps_n: 2,
-    stages: 4,
-    min_blocks: 3,
-    skinny: true,
-};
-/// TF32 NN and TN only (the NT instantiation would spill).
-pub const TILE_TF32_WIDE: MmaTile = MmaTile {
-    bm: 128,
-    bn: 256,
-    bk: 32,
-    warps_m: 2,
-    warps_n: 4,
-    stages: 3,
-    min_blocks: 1,
-    skinny: false,
-};
-pub const TILE_TF32_LARGE: MmaTile = MmaTile {
-    bm: 128,
-    bn: 128,
-    bk: 32,
-    warps_m: 2,
-    warps_n: 4,
-    stages: 4,
-    min_blocks: 1,
-    skinny: false,
-};
-pub const TILE_TF32_SMALL: MmaTile = MmaTile {
-    bm: 64,
-    bn: 64,
-    bk: 32,
-    warps_m: 2,
-    warps_n: 2,
-    stages: 4,
-    min_blocks: 2,
-    skinny: false,
-};
-/// Shared memory an SM of the code's arch holds: it sets the rings the tensor-core tiles are
-/// built with there (`kSmSharedKb` and `MmaTiles` in `cuda/include/cubins/arch.cuh` and
-/// `gemm/tiles.cuh`). Taken from the compute capability the loaded code was built for, so
-/// the PTX fallback plans with its own arch's tiles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SmemClass {
-    /// sm_86, sm_89, sm_120 (and any arch the kernels do not name): 100 KB.
-    Kb100,
-    /// sm_80: 164 KB.
-    Kb164,
-    /// sm_90, sm_100: 228 KB.
-    Kb228,
-}
-
-impl SmemClass {
-    pub const ALL: [SmemClass; 3] = [SmemClass::Kb100, SmemClass::Kb164, SmemClass::Kb228];
-
-    /// The class of code built for compute capability `code_cc` (90 for `sm_90a`).
-    pub fn of_cc(code_cc: u32) -> SmemClass {
-        match code_cc {
-            90 | 100 => SmemClass::Kb228,
-            80 => SmemClass::Kb164,
-            _ => SmemClass::Kb100,
-        }
-    }
-
-    /// The tensor-core tiles the kernels of this class are built with.
-    pub fn tiles(self) -> &'static MmaTiles {
-        match self {
-            SmemClass::Kb100 => &TILES_100KB,
-            SmemClass::Kb164 => &TILES_164KB,
-            SmemClass::Kb228 => &TILES_228KB,
-        }
-    }
-}
-
-/// The tensor-core tiles of one [`SmemClass`] (`MmaTiles<KB>` in tiles.cuh).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MmaTiles {
-    pub large: MmaTile,
-    pub large_nt: MmaTile,
-    pub medium: MmaTile,
-    pub small: MmaTile,
-    pub skinny_64x64: MmaTile,
-    pub skinny_64x32: MmaTile,
-    pub skinny_32x32: MmaTile,
-    pub tf32_wide: MmaTile,
-    pub tf32_large: MmaTile,
-    pub tf32_small: MmaTile,
-}
-
-/// sm_90, sm_100.
-pub const TILES_228KB: MmaTiles = MmaTiles {
-    large: TILE_LARGE,
-    large_nt: TILE_LARGE_NT,
-    medium: TILE_MEDIUM,
-    small: TILE_SMALL,
-    skinny_64x64: TILE_SKINNY_64X64,
-    skinny_64x32: TILE_SKINNY_64X32,
-    skinny_32x32: TILE_SKINNY_32X32,
-    tf32_wide: TILE_TF32_WIDE,
-    tf32_large: TILE_TF32_LARGE,
-    tf32_small: TILE_TF32_SMALL,
-};
-
-/// sm_80: the skinny rings take k tiles of 64 (48 / 48 / 32 KB: 3 / 3 / 4 blocks per SM).
-pub const TILES_164KB: MmaTiles = MmaTiles {
-    skinny_64x64: MmaTile {
-        bk: 64,
-        ..TILE_SKINNY_64X64
-    },
-    skinny_64x32: MmaTile {
-        bk: 64,
-        ..TILE_SKINNY_64X32
-    },
-    skinny_32x32: MmaTile {
-        bk: 64,
-        ..TILE_SKINNY_32X32
-    },
-    ..TILES_228KB
-};
-
-/// sm_86, sm_89, sm_120: 128 x 256 in k tiles of 32 (96 KB), 128 x 128 in 3 stages (48 KB),
-/// the skinny rings of sm_80, the f32 tiles in k tiles of 16.
-pub const TILES_100KB: MmaTiles = MmaTiles {
-    large: TILE_LARGE_NT,
-    medium: MmaTile {
-        stages: 3,
-        ..TILE_MEDIUM
-    },
-    tf32_wide: MmaTile {
-        bk: 16,
-        ..TILE_TF32_WIDE
-    },
-    tf32_large: MmaTile {
-        bk: 16,
-        ..TILE_TF32_LARGE
-    },
-    tf32_small: MmaTile {
-        bk: 16,
-        ..TILE_TF32_SMALL
-    },
-    ..TILES_164KB
-};
-
-pub const TILE_FMA_LARGE: FmaTile = FmaTile {
-    bm: 128,
-    bn: 128,
-    bk: 8,
-    tm: 8,
-    tn: 8,
-    min_blocks: 2,
-};
-pub const TILE_FMA_SMALL: FmaTile = FmaTile {
-    bm: 64,
-    bn: 64,
-    bk: 16,
-    tm: 4,
-    tn: 4,
-    min_blocks: 4,
-};
-/// NT where `N / 32` exceeds the SM count (N = 8192 on the H200; bench run49).
-pub const DECODE_NT_N32W8: DecodeTile = DecodeTile {
-    bn: 32,
-    warps: 8,
-    unroll: 2,
-    l2_prefetch: true,
-    stagger_groups: 128,
-    double_buffer: false,
-    min_blocks: 2,
-};
-/// NN where `N / 32` exceeds the SM count: as NT's, without the stagger (bench run49).
-pub const DECODE_NN_N32W8: DecodeTile = DecodeTile {
-    stagger_groups: 0,
-    ..DECODE_NT_N32W8
-};
-/// NT, M <= 16.
-pub const DECODE_NT_N16W8: DecodeTile = DecodeTile {
-    bn: 16,
-    warps: 8,
-    unroll: 4,
-    l2_prefetch: true,
-    stagger_groups: 128,
-    double_buffer: false,
-    min_blocks: 2,
-};
-/// NN, M <= 8.
-pub const DECODE_NN_N32W24: DecodeTile = DecodeTile {
-    bn: 32,
-    warps: 24,
-    unroll: 2,
-    l2_prefetch: true,
-    stagger_groups: 0,
-    double_buffer: false,
-    min_blocks: 1,
-};
-/// NN, M > 8.
-pub const DECODE_NN_N32W16: DecodeTile = DecodeTile {
-    bn: 32,
-    warps: 16,
-    unroll: 1,
-    l2_prefetch: true,
-    stagger_groups: 32,
-    double_buffer: true,
-    min_blocks: 1,
-};
 
 /// k per decode step, largest M the decode kernel takes, largest M it computes with one n8
 /// tile of rows (it picks one or two at run time).
@@ -616,48 +343,6 @@ impl Schedule {
             Schedule::Decode(d) => d.describe(),
             Schedule::Fma(t) => format!("ffma {}x{}x{} thread={}x{}", t.bm, t.bn, t.bk, t.tm, t.tn),
         }
-    }
-}
-
-/// The schedules each tier has entry points for in code of `class`, in selection preference
-/// order.
-pub fn schedules(tier: Tier, layout: Layout, class: SmemClass) -> Vec<Schedule> {
-    let t = class.tiles();
-    match tier {
-        Tier::Bf16 | Tier::Fp16 => {
-            let large = if layout == Layout::NT {
-                t.large_nt
-            } else {
-                t.large
-            };
-            let mut v = vec![
-                Schedule::Wgmma(TILE_WGMMA),
-                Schedule::Mma(large),
-                Schedule::Mma(t.medium),
-                Schedule::Mma(t.small),
-                Schedule::Mma(t.skinny_64x64),
-                Schedule::Mma(t.skinny_64x32),
-                Schedule::Mma(t.skinny_32x32),
-            ];
-            // TN has no decode kernel: A would be read as [K][M].
-            let decode: &[DecodeTile] = match layout {
-                Layout::NT => &[DECODE_NT_N16W8, DECODE_NT_N32W8],
-                Layout::NN => &[DECODE_NN_N32W24, DECODE_NN_N32W16, DECODE_NN_N32W8],
-                Layout::TN => &[],
-            };
-            v.extend(decode.iter().copied().map(Schedule::Decode));
-            v
-        }
-        Tier::Tf32 => {
-            let mut v = vec![Schedule::Wgmma(TILE_WGMMA_TF32)];
-            if layout != Layout::NT {
-                v.push(Schedule::Mma(t.tf32_wide));
-            }
-            v.push(Schedule::Mma(t.tf32_large));
-            v.push(Schedule::Mma(t.tf32_small));
-            v
-        }
-        Tier::F32Pedantic => vec![Schedule::Fma(TILE_FMA_LARGE), Schedule::Fma(TILE_FMA_SMALL)],
     }
 }
 
@@ -943,20 +628,6 @@ impl Problem {
 
 fn vec16(addr: u64, ld: u32, elem_bytes: u32) -> bool {
     addr % 16 == 0 && (u64::from(ld) * u64::from(elem_bytes)) % 16 == 0
-}
-
-/// Flag bits of the kernels' `flags` argument (`CUBINS_GEMM_*` in `cuda/include/cubins/params.h`).
-pub mod flags {
-    pub const BIAS: u32 = 1;
-    pub const OUT_F32: u32 = 2;
-    pub const VEC_A: u32 = 4;
-    pub const VEC_B: u32 = 8;
-    pub const VEC_C: u32 = 16;
-    /// The TF32 operand pass's own `flags` argument.
-    pub const TF32_PREPARE_A_MN_MAJOR: u32 = 1;
-    pub const TF32_PREPARE_B_MN_MAJOR: u32 = 2;
-    pub const TF32_PREPARE_A_VEC: u32 = 4;
-    pub const TF32_PREPARE_B_VEC: u32 = 8;
 }
 
 /// Everything a launch needs besides the buffers.

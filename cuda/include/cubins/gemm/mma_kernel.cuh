@@ -159,4 +159,5 @@ __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
 #define CUBINS_GEMM_MMA_ENTRY(NAME, T, LAYOUT, TILE)                                                       \
   extern "C" __global__ void __launch_bounds__(TILE::kThreads, TILE::kMinBlocks) NAME(CUBINS_GEMM_PARAMS(T)) { \
     cubins::gemm::gemm_mma<T, cubins::gemm::Layout::LAYOUT, TILE>(CUBINS_GEMM_ARGS);                                     \
-  }
+  }                                                                                                        \
+  CUBINS_GEMM_CATALOGUED(NAME, LAYOUT, TILE)

@@ -178,4 +178,5 @@ __device__ __forceinline__ void gemm_pedantic(const GemmArgs& p) {
 #define CUBINS_GEMM_PEDANTIC_ENTRY(NAME, LAYOUT, TILE)                                                     \
   extern "C" __global__ void __launch_bounds__(TILE::kThreads, TILE::kMinBlocks) NAME(CUBINS_GEMM_PARAMS(float)) { \
     cubins::gemm::gemm_pedantic<cubins::gemm::Layout::LAYOUT, TILE>(CUBINS_GEMM_ARGS);                                   \
-  }
+  }                                                                                                        \
+  CUBINS_GEMM_CATALOGUED(NAME, LAYOUT, TILE)

@@ -155,4 +155,5 @@ __device__ __forceinline__ void gemm_wgmma(const GemmArgs& p) {
 #define CUBINS_GEMM_WGMMA_ENTRY(NAME, T, LAYOUT, TILE)                                               \
   extern "C" __global__ void __launch_bounds__(TILE::kThreads, 1) NAME(CUBINS_GEMM_PARAMS(T)) {     \
     cubins::gemm::gemm_wgmma<T, cubins::gemm::Layout::LAYOUT, TILE>(CUBINS_GEMM_ARGS);              \
-  }
+  }                                                                                                  \
+  CUBINS_GEMM_CATALOGUED(NAME, LAYOUT, TILE)

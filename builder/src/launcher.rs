@@ -1,0 +1,283 @@
+//! Typed launchers generated from `cuda/kernels.toml`, and the build-time ABI check of each
+//! launcher against every cubin's own parameter table.
+//!
+//! - [`params`]: the `name: type` declarations and their C layout (natural alignment).
+//! - [`abi`]: count, offset and size of each parameter against `.nv.info`, per arch.
+//! - [`signature`], [`types`]: element types against the kernel's own declaration (its
+//!   demangled signature, or the preprocessed `extern "C"` declaration).
+//! - [`emit`]: the launchers' Rust source in a crate's generated kernels.
+
+pub mod abi;
+pub mod emit;
+pub mod params;
+pub mod signature;
+pub mod types;
+
+use crate::manifest::Manifest;
+use crate::model::CubinReport;
+
+/// [`generate`], and the element types checked against the kernels' declarations
+/// ([`check_types`]): the launchers with the parameters left unchecked, or every error.
+pub fn generate_and_check(
+    manifest: &Manifest,
+    reports: &[(String, &CubinReport)],
+    sources: &signature::Sources,
+) -> Result<(String, Vec<String>), Vec<String>> {
+    let generated = generate(manifest, reports);
+    let types = check_types(manifest, reports, sources);
+    match generated {
+        Ok(src) if types.errors.is_empty() => Ok((src, types.unchecked)),
+        Ok(_) => Err(types.errors),
+        Err(mut errors) => {
+            errors.extend(types.errors);
+            Err(errors)
+        }
+    }
+}
+
+/// Rust source for the typed launchers, or every problem that fails the build: malformed
+/// declarations and ABI mismatches. `reports`: (kernel file stem, one cubin's report);
+/// empty when kernels were not compiled, in which case nothing is checked.
+pub fn generate(
+    manifest: &Manifest,
+    reports: &[(String, &CubinReport)],
+) -> Result<String, Vec<String>> {
+    let mut errors = Vec::new();
+    let mut launchers = Vec::new();
+    for (name, entry) in &manifest.kernels {
+        let file = entry
+            .file
+            .strip_suffix(".cu")
+            .unwrap_or(&entry.file)
+            .to_string();
+        let of_file: Vec<&CubinReport> = reports
+            .iter()
+            .filter(|(f, _)| *f == file)
+            .map(|(_, r)| *r)
+            .collect();
+        if !reports.is_empty() && of_file.is_empty() {
+            errors.push(format!(
+                "kernels.toml: `{name}`: `{}` is not a kernel file under cuda/",
+                entry.file
+            ));
+            continue;
+        }
+        let params = match params::parse_params(name, &entry.params) {
+            Ok(p) => p,
+            Err(e) => {
+                errors.extend(e);
+                continue;
+            }
+        };
+        for report in &of_file {
+            errors.extend(abi::check(name, &entry.file, &params, report));
+        }
+        let symbol = of_file
+            .iter()
+            .find_map(|r| abi::find_kernel(r, name))
+            .map(|k| k.mangled.clone())
+            .unwrap_or_else(|| name.clone());
+        launchers.push(emit::Launcher {
+            name: name.clone(),
+            symbol,
+            file,
+            params,
+        });
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    for l in &launchers {
+        if let Some(other) = seen.insert(emit::type_name(&l.name), &l.name) {
+            errors.push(format!(
+                "kernels.toml: `{other}` and `{}` map to the same launcher type `{}`; rename one",
+                l.name,
+                emit::type_name(&l.name)
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(emit::emit(&launchers))
+    } else {
+        Err(errors)
+    }
+}
+
+/// What the kernels' declarations say about the launchers' parameter types.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TypeCheck {
+    /// A parameter whose type differs from the declaration's: fails the build.
+    pub errors: Vec<String>,
+    /// Parameters (or kernels) whose types could not be compared, and why.
+    pub unchecked: Vec<String>,
+}
+
+/// Checks every entry's parameter types against the kernel's declaration: the demangled
+/// signature of a C++ entry point, else the `extern "C"` declaration in `sources`. Entries
+/// whose `params` do not parse are left to [`generate`], which reports them.
+pub fn check_types(
+    manifest: &Manifest,
+    reports: &[(String, &CubinReport)],
+    sources: &signature::Sources,
+) -> TypeCheck {
+    let mut out = TypeCheck::default();
+    for (name, entry) in &manifest.kernels {
+        let Ok(params) = params::parse_params(name, &entry.params) else {
+            continue;
+        };
+        let stem = entry.file.strip_suffix(".cu").unwrap_or(&entry.file);
+        let Some(kernel) = reports
+            .iter()
+            .filter(|(f, _)| f == stem)
+            .find_map(|(_, r)| abi::find_kernel(r, name))
+        else {
+            continue; // no cubin has it: the contract check says so
+        };
+        match declared_params(&kernel.mangled, &entry.file, sources.get(stem)) {
+            Ok((source, declared)) => {
+                let f = types::check(name, &source, &params, &declared);
+                out.errors.extend(f.errors);
+                out.unchecked.extend(f.unchecked);
+            }
+            Err(why) => out
+                .unchecked
+                .push(format!("{name}: parameter types not checked: {why}")),
+        }
+    }
+    out
+}
+
+/// The declared parameters of the kernel with symbol `mangled`, and where they come from.
+fn declared_params(
+    mangled: &str,
+    file: &str,
+    source: Option<&Result<std::collections::BTreeMap<String, signature::Declared>, String>>,
+) -> Result<(String, Vec<signature::CType>), String> {
+    if mangled.starts_with("_Z") {
+        let names = crate::analyze::KernelNames::of(mangled);
+        return signature::demangled_params(&names.demangled, &names.short)
+            .map(|p| ("its mangled signature".to_string(), p))
+            .ok_or_else(|| {
+                format!(
+                    "its demangled signature `{}` did not parse",
+                    names.demangled
+                )
+            });
+    }
+    let declarations = match source {
+        Some(Ok(d)) => d,
+        Some(Err(why)) => return Err(why.clone()),
+        None => return Err(format!("`{file}` was not preprocessed")),
+    };
+    match declarations.get(mangled) {
+        Some(signature::Declared::Params(p)) => {
+            Ok((format!("the declaration in {file}"), p.clone()))
+        }
+        Some(signature::Declared::Ambiguous) => Err(format!(
+            "`{file}` declares `{mangled}` more than once with different parameters"
+        )),
+        None => Err(format!(
+            "no `__global__` declaration of `{mangled}` in `{file}` after preprocessing"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::abi::tests::report;
+    use super::*;
+    use crate::arch::Arch;
+
+    const MANIFEST: &str = r#"
+[kernels.copy_vec16]
+file = "copy.cu"
+params = ["src: *const u8x16", "dst: *mut u8x16", "n_vec: u64"]
+
+[kernels.scale]
+file = "scale.cu"
+params = ["x: *mut f32", "p: f32"]
+"#;
+
+    #[test]
+    fn emits_table_and_launchers() {
+        let m = Manifest::parse(MANIFEST, "kernels.toml").unwrap();
+        let copy = report(Arch::new(90), &[("copy_vec16", &[(0, 8), (8, 8), (16, 8)])]);
+        let scale = report(Arch::new(90), &[("scale", &[(0, 8), (8, 4)])]);
+        let src = generate(&m, &[("copy".into(), &copy), ("scale".into(), &scale)]).unwrap();
+        assert!(src.contains(
+            "::cubins::runtime::KernelInfo { name: \"copy_vec16\", symbol: \"copy_vec16\", file: \"copy\", params: &[\
+             ::cubins::runtime::ParamInfo { name: \"src\", ty: \"*const u8x16\", offset: 0, size: 8 }"
+        ));
+        assert!(src.contains("pub struct CopyVec16;"));
+        assert!(src.contains("const INDEX: usize = 0;") && src.contains("const INDEX: usize = 1;"));
+        assert!(src.contains("const LIBRARY: &'static ::cubins::Library = &LIBRARY;"));
+        assert!(src.contains(
+            "type Args = (::cubins::cust::memory::DevicePointer<::cubins::runtime::U8x16>, \
+             ::cubins::cust::memory::DevicePointer<::cubins::runtime::U8x16>, u64);"
+        ));
+        assert!(src.contains("type Args = (::cubins::cust::memory::DevicePointer<f32>, f32);"));
+    }
+
+    #[test]
+    fn every_arch_is_checked_and_all_errors_are_reported() {
+        let m = Manifest::parse(MANIFEST, "kernels.toml").unwrap();
+        let sm80 = report(Arch::new(80), &[("copy_vec16", &[(0, 8), (8, 8), (16, 8)])]);
+        let sm90 = report(Arch::new(90), &[("copy_vec16", &[(0, 8), (8, 8), (16, 4)])]);
+        let scale = report(Arch::new(90), &[("scale", &[(0, 8), (8, 8)])]);
+        let errs = generate(
+            &m,
+            &[
+                ("copy".into(), &sm80),
+                ("copy".into(), &sm90),
+                ("scale".into(), &scale),
+            ],
+        )
+        .unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:#?}");
+        assert!(
+            errs[0].starts_with("copy_vec16 on sm_90: parameter 2 (`n_vec: u64`)"),
+            "{errs:#?}"
+        );
+        assert!(
+            errs[1].starts_with("scale on sm_90: parameter 1 (`p: f32`)"),
+            "{errs:#?}"
+        );
+        assert!(errs[1].contains("offset 8, size 4; the cubin expects offset 8, size 8"));
+    }
+
+    #[test]
+    fn unknown_file_and_unchecked_build() {
+        let m = Manifest::parse(MANIFEST, "kernels.toml").unwrap();
+        let copy = report(Arch::new(90), &[("copy_vec16", &[(0, 8), (8, 8), (16, 8)])]);
+        let errs = generate(&m, &[("copy".into(), &copy)]).unwrap_err();
+        assert_eq!(
+            errs,
+            vec!["kernels.toml: `scale`: `scale.cu` is not a kernel file under cuda/".to_string()]
+        );
+        // Without reports (kernels not compiled) the launchers are still generated.
+        assert!(generate(&m, &[]).unwrap().contains("pub struct Scale;"));
+    }
+
+    #[test]
+    fn mangled_symbol_is_used_for_cpp_entry_points() {
+        let m = Manifest::parse(
+            "[kernels.\"ns::k<float>\"]\nfile = \"k.cu\"\nparams = [\"n: u32\"]\n",
+            "kernels.toml",
+        )
+        .unwrap();
+        let mut r = report(Arch::new(90), &[("_ZN2ns1kIfEEvj", &[(0, 4)])]);
+        r.kernels[0].demangled = "ns::k<float>".into();
+        let src = generate(&m, &[("k".into(), &r)]).unwrap();
+        assert!(src.contains("symbol: \"_ZN2ns1kIfEEvj\""), "{src}");
+        assert!(src.contains("pub struct NsKFloat;"));
+    }
+
+    #[test]
+    fn launcher_type_collisions_are_errors() {
+        let m = Manifest::parse(
+            "[kernels.a_b]\nfile = \"k.cu\"\n[kernels.\"a::b\"]\nfile = \"k.cu\"\n",
+            "kernels.toml",
+        )
+        .unwrap();
+        let errs = generate(&m, &[]).unwrap_err();
+        assert!(errs[0].contains("same launcher type `AB`"), "{errs:#?}");
+    }
+}
