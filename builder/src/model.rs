@@ -88,7 +88,7 @@ pub struct KernelReport {
     pub spill_loads: u32,
     /// `cumulative stack size` from ptxas (includes callees), when printed.
     pub cumulative_stack_bytes: Option<u32>,
-    /// Constant bank sizes (`cmem[n]`) by bank index, when printed (sm_90 omits cmem[0]).
+    /// Constant bank sizes (`cmem[n]`) by bank index, when printed (sm_90 omits `cmem[0]`).
     pub cmem_bytes: BTreeMap<u32, u32>,
     /// Register limit from `-maxrregcount` / `__launch_bounds__` / `__maxnreg__`, when one applies
     /// (ptxas's override line, else the cubin's `EIATTR_MAXREG_COUNT` when below 255).

@@ -15,7 +15,7 @@
 //!
 //! The identity of a folder's artifacts is the toolkit, the compile procedure, the flags and
 //! each file's source closure; artifacts compiled in any checkout are byte-identical
-//! ([`crate::portable`]), so a folder equals what a fresh build of the same sources makes.
+//! (`portable`), so a folder equals what a fresh build of the same sources makes.
 
 use crate::analyze::{analyze_cubin, declared_occupancy};
 use crate::arch::Arch;
@@ -70,7 +70,7 @@ pub struct ArchManifest {
     pub toolkit: String,
     /// `13.0`
     pub toolkit_major_minor: String,
-    /// [`crate::portable::PROCEDURE`] of the compiles.
+    /// `portable::PROCEDURE` of the compiles.
     pub procedure: String,
     /// The nvcc flags that identify the build ([`Plan::flags_for_identity`]).
     pub flags: Vec<String>,

@@ -1,7 +1,7 @@
 //! Snapshot review of a crate's kernels with insta: the resource + occupancy report and
 //! the normalized SASS of every kernel x arch its build compiled, one snapshot each under
 //! `<crate>/snapshots/<toolkit major.minor>/<kernel>@<arch>.{resources,sass}.snap`. A crate
-//! that builds its kernels through [`crate::Build`] calls [`snapshot_tests!`] in a test
+//! that builds its kernels through [`crate::Build`] calls [`crate::snapshot_tests!`] in a test
 //! file; `cargo insta review` then reviews its kernels as it does cubins'.
 //!
 //! An unreviewed change fails; a kernel x arch without a snapshot fails once with the

@@ -1,14 +1,17 @@
 //! `cargo xtask codegen [--check]`: writes the GEMM tile tables, the generated entry points,
-//! the planner's tables and the flag bits from their one source, `cuda/gemm_catalogue.toml`
-//! (see its head for the list). The outputs are committed, so a build needs only them;
-//! `--check` (and this module's test) fails while one differs from what the catalogue gives.
+//! the planner's tables, the flag bits and the kernel manifest's GEMM entry points from their
+//! one source, `cuda/gemm_catalogue.toml` (see its head for the list). The outputs are
+//! committed, so a build needs only them; `--check` (and this module's test) fails while one
+//! differs from what the catalogue gives.
 
 mod catalogue;
 mod cpp;
+mod launch;
+mod manifest;
 mod rust;
 
 use crate::{root, Result};
-use catalogue::{Catalogue, Group, Layout};
+use catalogue::Catalogue;
 use std::path::Path;
 
 /// The catalogue, from the workspace root.
@@ -92,7 +95,10 @@ pub fn generate(root: &Path) -> Result<Vec<(String, String)>> {
             "src/params.rs".to_string(),
             rust::format(&rust::params_rs(&cat))?,
         ),
-        ("cuda/gemm_tiles.generated.toml".to_string(), sets(&groups)?),
+        (
+            "cuda/gemm_tiles.generated.toml".to_string(),
+            manifest::fragment(&cat, &groups)?,
+        ),
     ];
     for g in groups.iter().filter(|g| g.generated()) {
         let path = format!("{INCLUDE_DIR}/{}", g.file);
@@ -102,47 +108,6 @@ pub fn generate(root: &Path) -> Result<Vec<(String, String)>> {
         files.push((path, cpp::entries_inc(g)));
     }
     Ok(files)
-}
-
-/// `cuda/gemm_tiles.generated.toml`: per group, its tiers and the tile names its entry points
-/// take in each layout, as sets the kernel manifest can name.
-fn sets(groups: &[Group]) -> Result<String> {
-    let list = |items: &[String]| {
-        let quoted: Vec<String> = items.iter().map(|i| format!("\"{i}\"")).collect();
-        format!("[{}]", quoted.join(", "))
-    };
-    let mut s = marker("#");
-    s += &comment(
-        "#",
-        "The GEMM entry points as named sets for the kernel manifest, one group of the catalogue's \
-         [[entries]] at a time: `<set>_tiers` are the group's tiers and `<set>_<layout>_tiles` the tile \
-         names of its entry points `gemm_<tier>_<layout>_<tile>` in that layout.",
-    );
-    s += "[sets]\n";
-    let mut seen = Vec::new();
-    for g in groups {
-        if seen.contains(&&g.set) {
-            return Err(format!(
-                "{SOURCE}: two groups of entries use the set name `{}`",
-                g.set
-            )
-            .into());
-        }
-        seen.push(&g.set);
-        s += &format!("{}_tiers = {}\n", g.set, list(&g.tiers));
-        for layout in Layout::ALL {
-            let tiles: Vec<String> = g
-                .entries
-                .iter()
-                .filter(|(l, _)| *l == layout)
-                .map(|(_, t)| t.label())
-                .collect();
-            if !tiles.is_empty() {
-                s += &format!("{}_{}_tiles = {}\n", g.set, layout.lower(), list(&tiles));
-            }
-        }
-    }
-    Ok(s)
 }
 
 /// The generated files whose committed contents differ from what the catalogue gives now.

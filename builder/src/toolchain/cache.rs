@@ -240,7 +240,7 @@ pub struct Cache {
     pub root: PathBuf,
     pub limits: Limits,
     /// What relative dependencies are relative to (a job's kernel folder): recorded so, one
-    /// dependency list serves every checkout of the same sources (see [`crate::portable`]).
+    /// dependency list serves every checkout of the same sources (see the `portable` module).
     pub deps_base: PathBuf,
 }
 

@@ -221,6 +221,26 @@ impl Tile<'_> {
         }
     }
 
+    /// Its name in the catalogue: `large`, `nt_n16w8`.
+    pub fn name(&self) -> &str {
+        match self {
+            Tile::Mma(t) => &t.name,
+            Tile::Fma(t) => &t.name,
+            Tile::Decode(t) => &t.name,
+            Tile::Wgmma(t) => &t.name,
+        }
+    }
+
+    /// The kernel it instantiates: `mma`, `fma`, `decode` or `wgmma`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Tile::Mma(_) => "mma",
+            Tile::Fma(_) => "fma",
+            Tile::Decode(_) => "decode",
+            Tile::Wgmma(_) => "wgmma",
+        }
+    }
+
     /// The C++ alias in `cubins::gemm` that names the tile of the arch being compiled.
     pub fn cpp_alias(&self) -> String {
         match self {
