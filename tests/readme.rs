@@ -63,3 +63,47 @@ fn readme_arch_status_matches_the_build() {
         eprintln!("\n!!! NOT CHECKED: {msg} !!!\n");
     }
 }
+
+/// The README's "Building your own kernels" section: its manifest is the example crate's,
+/// and the register counts it quotes are the example's reviewed snapshots.
+#[test]
+fn readme_builder_section_matches_the_example_crate() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = &readme[readme
+        .find("## Building your own kernels with cubins")
+        .expect("the README's builder section")..];
+    let block = section
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a toml block in the builder section");
+    let snippet: String = block
+        .lines()
+        .map(|l| format!("{}\n", l.trim_start()))
+        .collect();
+    let manifest =
+        std::fs::read_to_string(root.join("examples/axpy-kernels/cuda/kernels.toml")).unwrap();
+    assert!(
+        manifest.contains(snippet.trim_end()),
+        "the README's manifest is not the example's:\n{snippet}"
+    );
+    let snapshots = root.join("examples/axpy-kernels/snapshots/13.0");
+    for arch in [
+        "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120",
+    ] {
+        let text =
+            std::fs::read_to_string(snapshots.join(format!("axpy_f32@{arch}.resources.snap")))
+                .unwrap();
+        let registers: u32 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("registers: "))
+            .and_then(|v| v.split(' ').next()?.parse().ok())
+            .expect("a registers line");
+        let blackwell = arch == "sm_100" || arch == "sm_120";
+        assert!(
+            if blackwell { registers == 40 } else { (22..=24).contains(&registers) },
+            "the README says 40 registers on Blackwell and 22 to 24 elsewhere; {arch} has {registers}"
+        );
+    }
+}

@@ -394,6 +394,12 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// An I/O error on `path`, as [`Error::Io`].
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error {
+    let path = path.to_path_buf();
+    move |error| Error::Io { path, error }
+}
+
 /// Runs the whole build.
 fn run(s: &Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<Built, Error> {
     for v in ENV_VARS {
@@ -485,10 +491,7 @@ fn run(s: &Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<Built, Erro
     let ptx_copies = stage_artifacts(&mut build, &artifacts)?;
     let reports_json = s.out_dir.join("reports.json");
     let report_text = serde_json::to_string(&ReportsFile::new(&toolkit, &build, &reports))
-        .map_err(|e| Error::Io {
-            path: reports_json.clone(),
-            error: std::io::Error::other(e),
-        })?;
+        .map_err(|e| io_error(&reports_json)(std::io::Error::other(e)))?;
     write(&reports_json, &report_text)?;
     let registry = registry_gen::generate(
         &build,
@@ -565,10 +568,7 @@ fn compile_here(
         .cache_dir
         .clone()
         .unwrap_or_else(|| cache::dir_for_build_script(env, &s.out_dir));
-    let cache = Cache::new(cache_root.clone()).map_err(|error| Error::Io {
-        path: cache_root.clone(),
-        error,
-    })?;
+    let cache = Cache::new(cache_root.clone()).map_err(io_error(&cache_root))?;
     let build = pipeline::build(tc, plan, &cache, s.jobs)
         .map_err(|e| Error::Compile(format!("cubins: {e}")))?;
     warnings.extend(build.cache_notes.iter().map(|n| format!("cubins: {n}")));
@@ -646,10 +646,7 @@ pub fn kernel_plan(
     manifest: &Manifest,
 ) -> Result<Plan, Error> {
     Plan::discover(cuda_dir, archs)
-        .map_err(|error| Error::Io {
-            path: cuda_dir.to_path_buf(),
-            error,
-        })?
+        .map_err(io_error(cuda_dir))?
         .with_arch_specific(manifest.arch_specific_files())
         .map_err(|e| {
             Error::Manifest(crate::manifest::ManifestError {
@@ -721,10 +718,7 @@ fn write(path: &Path, text: &str) -> Result<(), Error> {
     if fs::read_to_string(path).is_ok_and(|old| old == text) {
         return Ok(());
     }
-    fs::write(path, text).map_err(|error| Error::Io {
-        path: path.to_path_buf(),
-        error,
-    })
+    fs::write(path, text).map_err(io_error(path))
 }
 
 fn inspect(build: &BuildOutput, manifest: &Manifest) -> Result<Vec<Vec<CubinReport>>, Error> {
@@ -753,15 +747,11 @@ fn inspect(build: &BuildOutput, manifest: &Manifest) -> Result<Vec<Vec<CubinRepo
 /// build at the copies: `include_bytes!` must not read from a cache that `CUBINS_CACHE_DIR`
 /// users may clean. PTX gets a trailing NUL for `cuModuleLoadData`.
 fn stage_artifacts(build: &mut BuildOutput, dir: &Path) -> Result<Vec<Option<PathBuf>>, Error> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |error| Error::Io { path, error }
-    };
-    fs::create_dir_all(dir).map_err(io(dir))?;
+    fs::create_dir_all(dir).map_err(io_error(dir))?;
     let copy = |name: String, bytes: &[u8]| -> Result<PathBuf, Error> {
         let p = dir.join(name);
         if fs::read(&p).ok().as_deref() != Some(bytes) {
-            fs::write(&p, bytes).map_err(io(&p))?;
+            fs::write(&p, bytes).map_err(io_error(&p))?;
         }
         Ok(p)
     };

@@ -46,8 +46,10 @@ impl DeviceInfo {
 /// streams interoperate with libraries loaded next to this crate.
 pub struct Gpu {
     // Dropped in declaration order: each library's kernels and modules, then the context
-    // they live in. Boxed, so a state's address survives the vector growing (handed-out
+    // they live in. cubins' own library is held apart, so its launches take no lock; the
+    // others are boxed, so a state's address survives the vector growing (handed-out
     // references point into the boxes).
+    own: LibraryState,
     #[allow(clippy::vec_box)]
     libraries: Mutex<Vec<Box<LibraryState>>>,
     load_lock: Mutex<()>,
@@ -166,6 +168,7 @@ impl Gpu {
         let context = cust::context::Context::new(cust_device)
             .map_err(|e| from_cust("cuDevicePrimaryCtxRetain", e))?;
         Ok(Gpu {
+            own: LibraryState::new(&crate::kernels::LIBRARY),
             libraries: Mutex::new(Vec::new()),
             load_lock: Mutex::new(()),
             policy,
@@ -284,7 +287,7 @@ impl Gpu {
     /// Wall time the module of cubins' kernel file `file` took to load (JIT included),
     /// loading it if needed.
     pub fn module_load_time(&self, file: &str) -> Result<Duration, Error> {
-        let own = self.library(&crate::kernels::LIBRARY);
+        let own = &self.own;
         let index = own.file_index(file)?;
         if let Some(m) = own.modules[index].get() {
             return Ok(m.load_time);
@@ -303,9 +306,9 @@ impl Gpu {
         file: &str,
         kind: ArtifactKind,
     ) -> Result<(Selected, Duration), Error> {
-        let own = &crate::kernels::LIBRARY;
+        let own = self.own.library;
         let kernel_file: &'static KernelFile =
-            &own.registry.kernel_files()?[self.library(own).file_index(file)?];
+            &own.registry.kernel_files()?[self.own.file_index(file)?];
         let policy = match kind {
             ArtifactKind::Cubin => RoutePolicy::ForceCubin,
             ArtifactKind::PtxJit => RoutePolicy::ForcePtx,
@@ -346,6 +349,9 @@ impl Gpu {
 
     /// This `Gpu`'s state of `library`, created on first use.
     fn library(&self, library: &'static Library) -> &LibraryState {
+        if library.is(self.own.library) {
+            return &self.own;
+        }
         let mut states = self
             .libraries
             .lock()
