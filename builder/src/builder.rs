@@ -17,7 +17,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Environment variables every build reads (each gets `cargo:rerun-if-env-changed`), with
-/// the crate's own prebuilt variable ([`prebuilt_var`]).
+/// the crate's own prebuilt variables ([`prebuilt::Vars`]).
 pub const ENV_VARS: &[&str] = &[
     ARCHS_ENV,
     COMPUTE_CAP_ENV,
@@ -151,7 +151,8 @@ impl Build {
         self
     }
 
-    /// Where the generated code, artifacts and reports go (default `OUT_DIR`).
+    /// Where the generated code, artifacts and reports go (default `OUT_DIR`; an export
+    /// needs none).
     pub fn out_dir(&mut self, dir: impl Into<PathBuf>) -> &mut Build {
         self.out_dir = Some(dir.into());
         self
@@ -223,11 +224,28 @@ impl Build {
         }
     }
 
-    /// Runs the build and returns what it generated, or the first error.
+    /// Runs the build and returns what it generated, or the first error. With the crate's
+    /// export variable set (`MY_KERNELS_EXPORT_PREBUILT=/abs/dir` for `my-kernels`), a build
+    /// that compiled its kernels also exports them there, as [`Build::export_prebuilt`] does.
     pub fn try_compile(&self) -> Result<Built, Error> {
         let env = |k: &str| std::env::var(k).ok();
         let settings = self.settings(&env)?;
         run(&settings, &env)
+    }
+
+    /// Compiles the kernels for each selected arch as a build selecting that arch alone
+    /// would, and exports cubins, PTX, reports and declarations into one folder per arch
+    /// under `out` ([`crate::prebuilt`]): what a build of the crate embeds, verified,
+    /// with no CUDA toolkit, from `MY_KERNELS_PREBUILT=out` or the crate's own `prebuilt/`
+    /// folder. Needs nvcc; the prebuilt variable is not read.
+    pub fn export_prebuilt(&self, out: impl AsRef<Path>) -> Result<Vec<prebuilt::Exported>, Error> {
+        let env = |k: &str| std::env::var(k).ok();
+        let s = self.settings(&env)?;
+        let manifest = Manifest::load(&s.manifest).map_err(Error::Manifest)?;
+        let archs = s.selected_archs(&env)?;
+        let tc = Toolchain::discover(&toolchain_root(&s.crate_dir))
+            .map_err(|e| Error::Toolchain(prebuilt::naming(e, &s.vars).to_string()))?;
+        export_into(&s, &env, &tc, &manifest, &archs, out.as_ref())
     }
 
     /// Every setting resolved against the environment `env`.
@@ -241,10 +259,10 @@ impl Build {
             Some(d) => d.clone(),
             None => cargo_var("CARGO_MANIFEST_DIR")?,
         };
-        let out_dir = match &self.out_dir {
-            Some(d) => d.clone(),
-            None => cargo_var("OUT_DIR")?,
-        };
+        let out_dir = self
+            .out_dir
+            .clone()
+            .or_else(|| env("OUT_DIR").map(PathBuf::from));
         let crate_name = self
             .crate_name
             .clone()
@@ -265,7 +283,7 @@ impl Build {
             .unwrap_or(1)
             .max(1);
         Ok(Settings {
-            prebuilt_var: prebuilt_var(&crate_name),
+            vars: prebuilt::Vars::of(&crate_name),
             crate_dir,
             crate_name,
             out_dir,
@@ -282,27 +300,12 @@ impl Build {
     }
 }
 
-/// The variable that points a crate's build at prebuilt artifacts: `CUBINS_PREBUILT` for
-/// cubins, `MY_KERNELS_PREBUILT` for a crate `my-kernels`.
-pub fn prebuilt_var(crate_name: &str) -> String {
-    let upper: String = crate_name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{upper}_PREBUILT")
-}
-
 /// A [`Build`] with every default resolved.
 struct Settings {
     crate_dir: PathBuf,
     crate_name: String,
-    out_dir: PathBuf,
+    /// `OUT_DIR` (an export needs none).
+    out_dir: Option<PathBuf>,
     source_dir: PathBuf,
     manifest: PathBuf,
     include_dirs: Vec<PathBuf>,
@@ -311,7 +314,7 @@ struct Settings {
     cache_dir: Option<PathBuf>,
     jobs: usize,
     contracts: Option<Level>,
-    prebuilt_var: String,
+    vars: prebuilt::Vars,
     emit_cargo: bool,
 }
 
@@ -320,6 +323,30 @@ impl Settings {
         if self.emit_cargo {
             println!("cargo:{line}");
         }
+    }
+
+    fn out_dir(&self) -> Result<&Path, Error> {
+        self.out_dir
+            .as_deref()
+            .ok_or(Error::NotInBuildScript { var: "OUT_DIR" })
+    }
+
+    /// The arches set on the builder, else those the environment and features select.
+    fn selected_archs(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Arch>, Error> {
+        match &self.archs {
+            Some(a) => Ok(a.clone()),
+            None => Ok(select_archs(env).map_err(Error::Archs)?.0),
+        }
+    }
+
+    /// The build's kernel cache.
+    fn cache(&self, env: &dyn Fn(&str) -> Option<String>) -> Result<Cache, Error> {
+        let root = match (&self.cache_dir, &self.out_dir) {
+            (Some(d), _) => d.clone(),
+            (None, Some(out_dir)) => cache::dir_for_build_script(env, out_dir),
+            (None, None) => cache::dir_for_target_dir(env, &self.crate_dir.join("target")),
+        };
+        Cache::new(root.clone()).map_err(io_error(&root))
     }
 }
 
@@ -359,6 +386,8 @@ pub enum Error {
     Launchers(Vec<String>),
     /// Prebuilt artifacts were asked for and cannot serve the build.
     Prebuilt(String),
+    /// Exporting prebuilt artifacts failed.
+    Export(String),
     /// Reading or writing a file failed.
     Io {
         path: PathBuf,
@@ -376,7 +405,9 @@ impl std::fmt::Display for Error {
             Error::Archs(e) => write!(f, "cubins: {e}"),
             Error::ContractLevel(e) => write!(f, "cubins: {e}"),
             Error::Manifest(e) => write!(f, "cubins: {e}"),
-            Error::Toolchain(m) | Error::Compile(m) | Error::Prebuilt(m) => f.write_str(m),
+            Error::Toolchain(m) | Error::Compile(m) | Error::Prebuilt(m) | Error::Export(m) => {
+                f.write_str(m)
+            }
             Error::Contracts(v) => write!(
                 f,
                 "cubins: kernel contract violations:\n\n{}",
@@ -405,14 +436,16 @@ fn run(s: &Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<Built, Erro
     for v in ENV_VARS {
         s.cargo(format_args!("rerun-if-env-changed={v}"));
     }
-    s.cargo(format_args!("rerun-if-env-changed={}", s.prebuilt_var));
+    s.cargo(format_args!("rerun-if-env-changed={}", s.vars.prebuilt));
+    s.cargo(format_args!("rerun-if-env-changed={}", s.vars.export));
+    let out_dir = s.out_dir()?;
     // A folder is watched whole (cargo scans it), headers in its include/ too.
     s.cargo(format_args!("rerun-if-changed={}", s.source_dir.display()));
     s.cargo(format_args!("rerun-if-changed={}", s.manifest.display()));
     for d in &s.include_dirs {
         s.cargo(format_args!("rerun-if-changed={}", d.display()));
     }
-    let kernels_rs = s.out_dir.join(KERNELS_RS);
+    let kernels_rs = out_dir.join(KERNELS_RS);
     let manifest = Manifest::load(&s.manifest).map_err(Error::Manifest)?;
 
     if let Some(reason) = skip_reason(env) {
@@ -421,8 +454,8 @@ fn run(s: &Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<Built, Erro
         let text = registry_gen::library(&s.crate_name, &registry_gen::empty(reason), &launchers);
         write(&kernels_rs, &text)?;
         // What was built before is not this build's: the snapshot tests must see none.
-        let _ = fs::remove_file(s.out_dir.join("reports.json"));
-        write(&s.out_dir.join(WITHOUT_KERNELS), reason)?;
+        let _ = fs::remove_file(out_dir.join("reports.json"));
+        write(&out_dir.join(WITHOUT_KERNELS), reason)?;
         return Ok(Built {
             kernels_rs,
             reports_json: None,
@@ -431,22 +464,16 @@ fn run(s: &Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<Built, Erro
         });
     }
 
-    let archs = match &s.archs {
-        Some(a) => a.clone(),
-        None => select_archs(env).map_err(Error::Archs)?.0,
-    };
+    let archs = s.selected_archs(env)?;
+    let export_to = prebuilt::dir_from_env(env, &s.vars.export)
+        .map_err(|e| Error::Prebuilt(format!("cubins: {e}")))?;
     let level = match s.contracts {
         Some(l) => l,
         None => contract::level_from_env(env(contract::LEVEL_ENV).as_deref())
             .map_err(Error::ContractLevel)?,
     };
-    let source = prebuilt::choose(
-        env,
-        &s.prebuilt_var,
-        &s.crate_dir,
-        &toolchain_root(&s.crate_dir),
-    )
-    .map_err(|e| Error::Toolchain(e.to_string()))?;
+    let source = prebuilt::choose(env, &s.vars, &s.crate_dir, &toolchain_root(&s.crate_dir))
+        .map_err(|e| Error::Toolchain(e.to_string()))?;
     if let prebuilt::Source::Nvcc(tc) = &source {
         s.cargo(format_args!("rerun-if-changed={}", tc.nvcc.display()));
         for &a in &archs {
@@ -462,10 +489,21 @@ fn run(s: &Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<Built, Erro
         toolkit,
         declarations,
         origin,
-    } = match source {
-        prebuilt::Source::Nvcc(tc) => compile_here(s, env, &tc, &plan, &manifest, &mut warnings)?,
+    } = match &source {
+        prebuilt::Source::Nvcc(tc) => compile_here(s, env, tc, &plan, &manifest, &mut warnings)?,
         prebuilt::Source::Prebuilt { dir, no_nvcc } => {
-            prebuilt_kernels(s, &dir, no_nvcc.as_ref(), &plan, &manifest, &mut warnings)?
+            if let Some(to) = &export_to {
+                return Err(Error::Prebuilt(format!(
+                    "cubins: {}={} asks for an export, which compiles the kernels, but this \
+                     build embeds the prebuilt kernels of {}: unset {} and give nvcc (NVCC, \
+                     CUDA_HOME or PATH)",
+                    s.vars.export,
+                    to.display(),
+                    dir.display(),
+                    s.vars.prebuilt
+                )));
+            }
+            prebuilt_kernels(s, dir, no_nvcc.as_ref(), &plan, &manifest, &mut warnings)?
         }
     };
     let flat: Vec<(String, &CubinReport)> = build
@@ -482,14 +520,27 @@ fn run(s: &Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<Built, Erro
     let (launchers, unchecked) =
         launcher::generate_and_check(&manifest, &flat, &declarations).map_err(Error::Launchers)?;
     warnings.extend(unchecked.iter().map(|u| format!("cubins: {u}")));
+    // Only kernels that passed every check are exported.
+    if let (Some(to), prebuilt::Source::Nvcc(tc)) = (&export_to, &source) {
+        for e in export_into(s, env, tc, &manifest, &plan.archs, to)? {
+            warnings.push(format!(
+                "cubins: exported {} prebuilt kernels of {} into {} ({} files, {} bytes)",
+                e.arch,
+                s.crate_name,
+                e.dir.display(),
+                e.files,
+                e.bytes
+            ));
+        }
+    }
     for w in &warnings {
         s.cargo(format_args!("warning={w}"));
     }
 
-    let _ = fs::remove_file(s.out_dir.join(WITHOUT_KERNELS));
-    let artifacts = s.out_dir.join("artifacts");
+    let _ = fs::remove_file(out_dir.join(WITHOUT_KERNELS));
+    let artifacts = out_dir.join("artifacts");
     let ptx_copies = stage_artifacts(&mut build, &artifacts)?;
-    let reports_json = s.out_dir.join("reports.json");
+    let reports_json = out_dir.join("reports.json");
     let report_text = serde_json::to_string(&ReportsFile::new(&toolkit, &build, &reports))
         .map_err(|e| io_error(&reports_json)(std::io::Error::other(e)))?;
     write(&reports_json, &report_text)?;
@@ -507,7 +558,7 @@ fn run(s: &Settings, env: &dyn Fn(&str) -> Option<String>) -> Result<Built, Erro
         &kernels_rs,
         &registry_gen::library(&s.crate_name, &registry, &launchers),
     )?;
-    write(&s.out_dir.join("compiled.txt"), &build.compiled.join("\n"))?;
+    write(&out_dir.join("compiled.txt"), &build.compiled.join("\n"))?;
     Ok(Built {
         kernels_rs,
         reports_json: Some(reports_json),
@@ -564,11 +615,7 @@ fn compile_here(
     manifest: &Manifest,
     warnings: &mut Vec<String>,
 ) -> Result<Kernels, Error> {
-    let cache_root = s
-        .cache_dir
-        .clone()
-        .unwrap_or_else(|| cache::dir_for_build_script(env, &s.out_dir));
-    let cache = Cache::new(cache_root.clone()).map_err(io_error(&cache_root))?;
+    let cache = s.cache(env)?;
     let build = pipeline::build(tc, plan, &cache, s.jobs)
         .map_err(|e| Error::Compile(format!("cubins: {e}")))?;
     warnings.extend(build.cache_notes.iter().map(|n| format!("cubins: {n}")));
@@ -602,11 +649,14 @@ fn prebuilt_kernels(
     warnings: &mut Vec<String>,
 ) -> Result<Kernels, Error> {
     s.cargo(format_args!("rerun-if-changed={}", dir.display()));
-    let loaded = prebuilt::load(dir, plan, manifest).map_err(|e| match no_nvcc {
-        None => Error::Prebuilt(format!("cubins: {e}")),
-        Some(n) => Error::Toolchain(format!(
-            "{n}\n\nThe crate's prebuilt kernels cannot serve this build either: {e}"
-        )),
+    let loaded = prebuilt::load(dir, plan, manifest).map_err(|e| {
+        let e = e.message(&s.vars);
+        match no_nvcc {
+            None => Error::Prebuilt(format!("cubins: {e}")),
+            Some(n) => Error::Toolchain(format!(
+                "{n}\n\nThe crate's prebuilt kernels cannot serve this build either: {e}"
+            )),
+        }
     })?;
     for folder in &loaded.folders {
         s.cargo(format_args!("rerun-if-changed={}", folder.display()));
@@ -623,6 +673,29 @@ fn prebuilt_kernels(
         toolkit: (loaded.toolkit, loaded.toolkit_major_minor),
         declarations: loaded.declarations,
         origin: registry_gen::Origin::Prebuilt,
+    })
+}
+
+/// [`prebuilt::export`] of the build's kernels (its folder, include folders and flags) for
+/// `archs` into `out`.
+fn export_into(
+    s: &Settings,
+    env: &dyn Fn(&str) -> Option<String>,
+    tc: &Toolchain,
+    manifest: &Manifest,
+    archs: &[Arch],
+    out: &Path,
+) -> Result<Vec<prebuilt::Exported>, Error> {
+    for &a in archs {
+        tc.check_arch(a)
+            .map_err(|e| Error::Toolchain(e.to_string()))?;
+    }
+    let plan = plan_of(s, archs.to_vec(), manifest)?;
+    prebuilt::export(tc, &plan, manifest, archs, &s.cache(env)?, out, s.jobs).map_err(|e| {
+        Error::Export(format!(
+            "cubins: exporting prebuilt kernels into {}: {e}",
+            out.display()
+        ))
     })
 }
 
@@ -893,8 +966,18 @@ mod tests {
 
     #[test]
     fn each_crate_has_its_own_prebuilt_variable() {
-        assert_eq!(prebuilt_var("cubins"), "CUBINS_PREBUILT");
-        assert_eq!(prebuilt_var("my-kernels"), "MY_KERNELS_PREBUILT");
+        let cubins = prebuilt::Vars::of("cubins");
+        assert_eq!(cubins.prebuilt, prebuilt::ENV);
+        assert_eq!(cubins.export, "CUBINS_EXPORT_PREBUILT");
+        let mine = prebuilt::Vars::of("my-kernels");
+        assert_eq!(
+            (mine.prebuilt.as_str(), mine.export.as_str()),
+            ("MY_KERNELS_PREBUILT", "MY_KERNELS_EXPORT_PREBUILT")
+        );
+        assert_eq!(
+            mine.export_command("/x", "90;90a"),
+            "MY_KERNELS_EXPORT_PREBUILT=/x CUBINS_ARCHS=\"90;90a\" cargo build -p my-kernels"
+        );
     }
 
     #[test]

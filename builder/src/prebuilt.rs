@@ -34,8 +34,8 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The variable that points cubins' build at an export folder (absolute path); a crate
-/// built through the builder has its own (`crate::builder::prebuilt_var`).
+/// The variable that points cubins' build at an export folder (absolute path); every crate
+/// built through the builder has its own ([`Vars`]).
 pub const ENV: &str = "CUBINS_PREBUILT";
 
 /// Where a crate may hold an export folder of its own (`<crate>/prebuilt/`): used when no
@@ -48,15 +48,59 @@ pub const MANIFEST: &str = "prebuilt.json";
 /// The manifest's format; a build refuses any other.
 pub const FORMAT: &str = "cubins-prebuilt-v1";
 
-/// What a build tells a user to run when its prebuilt artifacts do not serve it.
-fn how_to_rebuild(dir: &Path, arch: &str) -> String {
-    format!(
-        "to export them again, run `cargo xtask export-prebuilt --out {} --archs {}` in a \
-         checkout of this cubins version (it needs a CUDA toolkit), or build from source with \
-         one: unset {ENV} and give nvcc (NVCC, CUDA_HOME or PATH)",
-        dir.display(),
-        arch.trim_start_matches("sm_")
-    )
+/// A crate's prebuilt variables, named after the crate: `CUBINS_PREBUILT` and
+/// `CUBINS_EXPORT_PREBUILT` for cubins, `MY_KERNELS_PREBUILT` and
+/// `MY_KERNELS_EXPORT_PREBUILT` for a crate `my-kernels`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vars {
+    /// The crate's package name (what `cargo build -p` takes).
+    pub crate_name: String,
+    /// An export folder the build embeds, verified, instead of compiling ([`ENV`] for cubins).
+    pub prebuilt: String,
+    /// A folder a build with a toolkit exports its kernels into, for each arch it selects.
+    pub export: String,
+}
+
+impl Vars {
+    pub fn of(crate_name: &str) -> Vars {
+        let upper: String = crate_name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Vars {
+            crate_name: crate_name.to_string(),
+            prebuilt: format!("{upper}_PREBUILT"),
+            export: format!("{upper}_EXPORT_PREBUILT"),
+        }
+    }
+
+    /// The command that exports the crate's kernels for `archs` (as `CUBINS_ARCHS` takes
+    /// them) into `dir`.
+    pub fn export_command(&self, dir: &str, archs: &str) -> String {
+        format!(
+            "{}={dir} CUBINS_ARCHS=\"{archs}\" cargo build -p {}",
+            self.export, self.crate_name
+        )
+    }
+
+    /// What a build tells a user to run when the prebuilt artifacts in `dir` do not serve
+    /// `arch`.
+    fn how_to_rebuild(&self, dir: &Path, arch: &str) -> String {
+        format!(
+            "to export them again, run `{}` with a CUDA toolkit, in this version of {} or a \
+             crate that depends on it; or build from source: unset {} and give nvcc (NVCC, \
+             CUDA_HOME or PATH)",
+            self.export_command(&dir.display().to_string(), arch.trim_start_matches("sm_")),
+            self.crate_name,
+            self.prebuilt
+        )
+    }
 }
 
 /// One arch folder's manifest.
@@ -156,9 +200,27 @@ impl PrebuiltError {
     }
 }
 
+impl PrebuiltError {
+    /// The error as the build of the crate with `vars` shows it: its how-to names that
+    /// crate's variables.
+    pub fn message(&self, vars: &Vars) -> String {
+        Shown(self, vars).to_string()
+    }
+}
+
+/// cubins' own build's message.
 impl fmt::Display for PrebuiltError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        Shown(self, &Vars::of("cubins")).fmt(f)
+    }
+}
+
+struct Shown<'a>(&'a PrebuiltError, &'a Vars);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let vars = self.1;
+        match self.0 {
             PrebuiltError::NotAbsolute { var, value } => write!(
                 f,
                 "{var}={value}: not an absolute path; the build script runs in the package's \
@@ -178,7 +240,7 @@ impl fmt::Display for PrebuiltError {
                 } else {
                     available.join(", ")
                 },
-                how_to_rebuild(dir, arch)
+                vars.how_to_rebuild(dir, arch)
             ),
             PrebuiltError::MissingFile {
                 manifest,
@@ -189,7 +251,7 @@ impl fmt::Display for PrebuiltError {
                 "{} has no artifacts of kernel file {file}.cu for {arch}: it was exported before \
                  that file (or its {arch} build) existed; {}",
                 manifest.display(),
-                how_to_rebuild(PrebuiltError::export_dir(manifest), arch)
+                vars.how_to_rebuild(PrebuiltError::export_dir(manifest), arch)
             ),
             PrebuiltError::Unreadable { path, error } => {
                 write!(f, "cannot read prebuilt {}: {error}", path.display())
@@ -214,7 +276,7 @@ impl fmt::Display for PrebuiltError {
                      records {recorded}; {}",
                     path.display(),
                     manifest.display(),
-                    how_to_rebuild(PrebuiltError::export_dir(manifest), &arch)
+                    vars.how_to_rebuild(PrebuiltError::export_dir(manifest), &arch)
                 )
             }
             PrebuiltError::Stale {
@@ -225,7 +287,7 @@ impl fmt::Display for PrebuiltError {
                 f,
                 "prebuilt {arch} artifacts in {} are stale: {what}; {}",
                 manifest.parent().unwrap_or(manifest).display(),
-                how_to_rebuild(PrebuiltError::export_dir(manifest), arch)
+                vars.how_to_rebuild(PrebuiltError::export_dir(manifest), arch)
             ),
             PrebuiltError::MixedToolkits { first, second } => write!(
                 f,
@@ -306,16 +368,16 @@ impl fmt::Display for ChooseError {
 
 impl std::error::Error for ChooseError {}
 
-/// The prebuilt variable `var` if set; else the toolchain (the repo-local one looked for
+/// The crate's prebuilt variable if set; else the toolchain (the repo-local one looked for
 /// under `toolchain_root`); else, when no nvcc exists at all, the crate's own export folder
 /// if it has one. Any other toolchain problem is the error.
 pub fn choose(
     env: &dyn Fn(&str) -> Option<String>,
-    var: &str,
+    vars: &Vars,
     crate_dir: &Path,
     toolchain_root: &Path,
 ) -> Result<Source, ChooseError> {
-    if let Some(dir) = dir_from_env(env, var).map_err(ChooseError::Prebuilt)? {
+    if let Some(dir) = dir_from_env(env, &vars.prebuilt).map_err(ChooseError::Prebuilt)? {
         return Ok(Source::Prebuilt { dir, no_nvcc: None });
     }
     match Toolchain::discover(toolchain_root) {
@@ -323,10 +385,24 @@ pub fn choose(
         Err(ToolchainError::NotFound(e)) if !available(&crate_dir.join(CRATE_DIR)).is_empty() => {
             Ok(Source::Prebuilt {
                 dir: crate_dir.join(CRATE_DIR),
-                no_nvcc: Some(e),
+                no_nvcc: Some(NvccNotFound {
+                    vars: vars.clone(),
+                    ..e
+                }),
             })
         }
-        Err(e) => Err(ChooseError::Toolchain(e)),
+        Err(e) => Err(ChooseError::Toolchain(naming(e, vars))),
+    }
+}
+
+/// `e`, whose advice names the prebuilt variables of the crate with `vars`.
+pub(crate) fn naming(e: ToolchainError, vars: &Vars) -> ToolchainError {
+    match e {
+        ToolchainError::NotFound(n) => ToolchainError::NotFound(NvccNotFound {
+            vars: vars.clone(),
+            ..n
+        }),
+        other => other,
     }
 }
 
@@ -663,8 +739,6 @@ pub struct Exported {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ExportError {
-    /// The kernel folder or its `kernels.toml` does not make a plan.
-    Plan(String),
     Build(pipeline::BuildError),
     Inspect {
         file: String,
@@ -680,7 +754,6 @@ pub enum ExportError {
 impl fmt::Display for ExportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ExportError::Plan(e) => f.write_str(e),
             ExportError::Build(e) => e.fmt(f),
             ExportError::Inspect { file, arch, error } => {
                 write!(f, "inspecting {file} for {arch}: {error}")
@@ -692,12 +765,13 @@ impl fmt::Display for ExportError {
 
 impl std::error::Error for ExportError {}
 
-/// Compiles the kernels of `cuda_dir` for each of `archs` as a build selecting that arch
-/// alone would (through `cache`), and writes their artifacts, reports and declarations into
-/// one folder per artifact arch under `out`, replacing those folders.
+/// Compiles the kernels of `base` (its folder, files and flags) for each of `archs` as a
+/// build selecting that arch alone would (through `cache`), and writes their artifacts,
+/// reports and declarations into one folder per artifact arch under `out`, replacing those
+/// folders.
 pub fn export(
     tc: &Toolchain,
-    cuda_dir: &Path,
+    base: &Plan,
     manifest: &Manifest,
     archs: &[Arch],
     cache: &Cache,
@@ -710,13 +784,10 @@ pub fn export(
     };
     let mut manifests: BTreeMap<String, ArchManifest> = BTreeMap::new();
     for &selected in archs {
-        let plan = crate::builder::kernel_plan(
-            cuda_dir,
-            &cuda_dir.join("kernels.toml"),
-            vec![selected],
-            manifest,
-        )
-        .map_err(|e| ExportError::Plan(e.to_string()))?;
+        let plan = Plan {
+            archs: vec![selected],
+            ..base.clone()
+        };
         let build = pipeline::build(tc, &plan, cache, jobs).map_err(ExportError::Build)?;
         for f in &build.files {
             let (Some(c), Some(ptx)) = (f.cubins.first(), f.ptx.as_ref()) else {
@@ -759,8 +830,8 @@ pub fn export(
                 .map_err(|e| inspect_err(e.to_string()))?;
             let report =
                 serde_json::to_vec_pretty(&report).map_err(|e| inspect_err(e.to_string()))?;
-            let closure =
-                pipeline::source_closure(&plan.source_dir, &c.deps).map_err(io(cuda_dir))?;
+            let closure = pipeline::source_closure(&plan.source_dir, &c.deps)
+                .map_err(io(&plan.source_dir))?;
             let put = |name: String, bytes: &[u8]| -> Result<Hashed, ExportError> {
                 let path = folder.join(&name);
                 fs::write(&path, bytes).map_err(io(&path))?;

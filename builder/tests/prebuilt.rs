@@ -84,7 +84,7 @@ fn exported() -> &'static Exported {
         let ws = workspace(&scratch("prebuilt-clean"));
         let dir = ws.join("export");
         let m = manifest(&ws);
-        let out = prebuilt::export(tc(), &ws.join("cuda"), &m, &[ARCH], &cache(&ws), &dir, 2)
+        let out = prebuilt::export(tc(), &plan(&ws, ARCH), &m, &[ARCH], &cache(&ws), &dir, 2)
             .unwrap_or_else(|e| panic!("export: {e}"));
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].arch, "sm_80");
@@ -207,7 +207,8 @@ fn a_tampered_artifact_or_report_fails_naming_the_file() {
         );
         assert!(
             msg.contains(&format!(
-                "run `cargo xtask export-prebuilt --out {} --archs 80`",
+                "run `CUBINS_EXPORT_PREBUILT={} CUBINS_ARCHS=\"80\" cargo build -p cubins` with \
+                 a CUDA toolkit",
                 ws.join("export").display()
             )) && msg.contains("unset CUBINS_PREBUILT"),
             "{msg}"
@@ -233,7 +234,7 @@ fn a_stale_export_fails_naming_the_edited_source() {
             msg.starts_with(&format!(
                 "prebuilt sm_80 artifacts in {} are stale: cuda/{file} changed after the export",
                 ws.join("export/sm_80").display()
-            )) && msg.contains("cargo xtask export-prebuilt --out"),
+            )) && msg.contains("CUBINS_EXPORT_PREBUILT="),
             "{msg}"
         );
     }
@@ -257,7 +258,7 @@ fn a_missing_arch_or_kernel_file_fails_naming_it() {
         msg.starts_with(&format!(
             "no prebuilt sm_90 artifacts: {} does not exist (prebuilt arches there: sm_80)",
             ws.join("export/sm_90/prebuilt.json").display()
-        )) && msg.contains("--archs 90`"),
+        )) && msg.contains("CUBINS_ARCHS=\"90\" cargo build -p cubins`"),
         "{msg}"
     );
 
@@ -317,6 +318,72 @@ fn the_build_script_embeds_an_export_without_nvcc_and_refuses_a_tampered_one() {
         "{msg}"
     );
     std::env::remove_var(prebuilt::ENV);
+
+    // A crate of its own exports through its build: every arch it selects, the same bytes
+    // as the export above (same sources, toolkit and flags).
+    let mine = prebuilt::Vars::of("my-kernels");
+    std::env::set_var("NVCC", &tc().nvcc);
+    let fresh = ws.join("fresh-export");
+    std::env::set_var(&mine.export, &fresh);
+    let mut own = ctx.clone();
+    own.crate_name("my-kernels");
+    let built = own
+        .try_compile()
+        .unwrap_or_else(|e| panic!("the exporting build: {e}"));
+    assert!(
+        built
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("cubins: exported sm_80 prebuilt kernels of my-kernels into")),
+        "{:?}",
+        built.warnings
+    );
+    let clean = exported();
+    for file in ["tiny.sm_80.cubin", "tiny.compute_80.ptx", "prebuilt.json"] {
+        assert_eq!(
+            fs::read(fresh.join("sm_80").join(file)).unwrap(),
+            fs::read(clean.dir.join("sm_80").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    // And through the method, with the arches set on the builder.
+    let direct = ws.join("direct-export");
+    let folders = own
+        .clone()
+        .archs(&[ARCH])
+        .export_prebuilt(&direct)
+        .unwrap_or_else(|e| panic!("export_prebuilt: {e}"));
+    assert_eq!(folders.len(), 1);
+    assert_eq!(
+        fs::read(direct.join("sm_80/tiny.sm_80.cubin")).unwrap(),
+        fs::read(clean.dir.join("sm_80/tiny.sm_80.cubin")).unwrap()
+    );
+
+    // An export from prebuilt kernels would export nothing new: refused.
+    std::env::set_var(&mine.prebuilt, &fresh);
+    let msg = run(&own).unwrap_err();
+    assert!(
+        msg.contains(&format!(
+            "{}={} asks for an export",
+            mine.export,
+            fresh.display()
+        )) && msg.contains(&format!("unset {}", mine.prebuilt)),
+        "{msg}"
+    );
+    std::env::remove_var(&mine.export);
+
+    // The crate's own export serves it, and its failures name the crate's variables.
+    run(&own).unwrap_or_else(|e| panic!("the crate's prebuilt build: {e}"));
+    flip_a_byte(&fresh.join("sm_80/tiny.sm_80.cubin"));
+    let msg = run(&own).unwrap_err();
+    assert!(
+        msg.contains(&format!(
+            "run `MY_KERNELS_EXPORT_PREBUILT={} CUBINS_ARCHS=\"80\" cargo build -p my-kernels`",
+            fresh.display()
+        )) && msg.contains("unset MY_KERNELS_PREBUILT"),
+        "{msg}"
+    );
+    std::env::remove_var(&mine.prebuilt);
     std::env::remove_var("NVCC");
     std::env::remove_var("CUBINS_ARCHS");
 }

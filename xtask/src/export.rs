@@ -1,15 +1,15 @@
 //! `cargo xtask export-prebuilt --out DIR [--archs LIST]`: compiles the kernels for each arch
 //! (through the workspace's kernel cache) and exports cubins, PTX, reports and declarations
-//! into one folder per arch under DIR (`cubins_build::prebuilt`), then says how large each
+//! into one folder per arch under DIR (`Build::export_prebuilt`), then says how large each
 //! folder is, as it is and compressed as a `.crate` would be. A build with
-//! `CUBINS_PREBUILT=DIR` embeds them without a CUDA toolkit.
+//! `CUBINS_PREBUILT=DIR` embeds them without a CUDA toolkit. `CUBINS_EXPORT_PREBUILT=DIR
+//! CUBINS_ARCHS=LIST cargo build -p cubins` exports the same folders, also where cubins is a
+//! dependency.
 
 use crate::{root, setup, tasks, Result};
 use cubins_build::arch::{Arch, SUPPORTED};
-use cubins_build::manifest::Manifest;
 use cubins_build::prebuilt::{self, Exported};
-use cubins_build::toolchain::cache::Cache;
-use cubins_build::toolchain::Toolchain;
+use cubins_build::Build;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -58,26 +58,24 @@ pub fn run(args: &[String]) -> Result {
     Ok(())
 }
 
-/// Exports the workspace's kernels for `archs` into `out` (also for `cargo xtask package`).
+/// Exports cubins' kernels for `archs` into `out` through the builder, as a build with
+/// `CUBINS_EXPORT_PREBUILT` does (also for `cargo xtask package`).
 pub fn export(out: &Path, archs: &[Arch]) -> Result<Vec<Exported>> {
-    let tc = Toolchain::discover(&root())?;
-    for &a in archs {
-        tc.check_arch(a)?;
-    }
-    let cuda = root().join("cuda");
-    let manifest = Manifest::load(&cuda.join("kernels.toml"))?;
-    let cache = Cache::new(tasks::kernel_cache_dir()?)?;
     let names: Vec<String> = archs.iter().map(Arch::sm_name).collect();
     println!(
-        "xtask export-prebuilt: {} with CUDA {} into {}",
+        "xtask export-prebuilt: {} into {}",
         names.join(", "),
-        tc.version.full,
         out.display()
     );
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
-    Ok(prebuilt::export(
-        &tc, &cuda, &manifest, archs, &cache, out, jobs,
-    )?)
+    Ok(Build::new()
+        .crate_dir(root())
+        .crate_name("cubins")
+        .archs(archs)
+        .cache_dir(tasks::kernel_cache_dir()?)
+        .jobs(jobs)
+        .cargo_metadata(false)
+        .export_prebuilt(out)?)
 }
 
 /// One line per arch folder: files, size, and size as a gzip-compressed tar.

@@ -5,8 +5,9 @@
 //! - with nvcc: the unpacked package compiles its kernels (another checkout path than this
 //!   one, with a cache of its own);
 //! - with no CUDA at all (no NVCC, CUDA_HOME or CUDA_PATH, no folder with nvcc or cuobjdump
-//!   and nothing named cuda on PATH, the package has no `.cuda/`): from sm_90 prebuilt
-//!   kernels exported from this checkout (`CUBINS_PREBUILT`).
+//!   and nothing named cuda on PATH, the package has no `.cuda/` and no folder above it
+//!   does, as the check runs in the system's temporary folder): from sm_90 prebuilt kernels
+//!   exported from this checkout (`CUBINS_PREBUILT`).
 //!
 //! Both must list the same cubins with the same SHA-256. Proves the package carries
 //! everything a dependent builds from, and no evidence; and that prebuilt kernels are the
@@ -14,7 +15,10 @@
 //!
 //! Then the example crate (`examples/axpy-kernels`), copied out of the workspace with path
 //! dependencies on the unpacked packages, builds its own kernels through the builder and
-//! passes its tests (its sm_90 snapshots among them).
+//! passes its tests (its sm_90 snapshots among them); exports its own sm_90 kernels through
+//! its build (`AXPY_KERNELS_EXPORT_PREBUILT`) into its `prebuilt/` folder; and passes its
+//! tests again with no CUDA at all, embedding that folder (and cubins' sm_90 export) with
+//! the same cubin bytes.
 
 use crate::{export, root, setup, tasks, Result};
 use cubins_build::arch::Arch;
@@ -46,7 +50,11 @@ pub fn run(args: &[String]) -> Result {
     let nvcc = setup::run()?.join("nvcc");
     let target = tasks::target_dir()?;
     let crates = package(&target)?;
-    let work = target.join("package-check");
+    // Outside this checkout: a crate finds a repo-local toolchain in any folder above it.
+    let work = std::env::temp_dir().join(format!(
+        "cubins-package-check-{}",
+        &cubins_build::toolchain::cache::sha256_hex(target.to_string_lossy().as_bytes())[..12]
+    ));
     if work.exists() {
         std::fs::remove_dir_all(&work)?;
     }
@@ -76,10 +84,10 @@ pub fn run(args: &[String]) -> Result {
         dependent.display()
     );
     let fresh = run_dependent(&dependent, &work, Kernels::Nvcc(&nvcc))?;
-    run_outside_example(&work, &unpacked, &nvcc)?;
     let prebuilt = work.join("prebuilt");
     let exported = export::export(&prebuilt, &[SM90])?;
     export::print_sizes(&prebuilt, &exported)?;
+    run_outside_example(&work, &unpacked, &nvcc, &prebuilt)?;
     println!("xtask package: building it again with no CUDA on PATH, from the sm_90 export");
     let from_prebuilt = run_dependent(&dependent, &work, Kernels::Prebuilt(&prebuilt))?;
     print!("{}", from_prebuilt.listing);
@@ -279,9 +287,16 @@ fn write_dependent(work: &Path, unpacked: &[(String, PathBuf)]) -> Result<PathBu
 }
 
 /// The example crate as a crate outside this workspace would hold it: path dependencies on
-/// the unpacked packages, a workspace of its own. Builds its kernels for sm_90 (cubins' own
-/// come from the cache the dependent filled) and runs its tests.
-fn run_outside_example(work: &Path, unpacked: &[(String, PathBuf)], nvcc: &Path) -> Result {
+/// the unpacked packages, a workspace of its own. Builds its kernels for sm_90 with nvcc
+/// (cubins' own come from the cache the dependent filled) and runs its tests; exports its
+/// kernels into its own `prebuilt/` folder through its build; runs its tests again with no
+/// CUDA at all, from that folder and cubins' export `cubins_prebuilt`.
+fn run_outside_example(
+    work: &Path,
+    unpacked: &[(String, PathBuf)],
+    nvcc: &Path,
+    cubins_prebuilt: &Path,
+) -> Result {
     let path_of = |name: &str| unpacked_path(unpacked, name);
     let from = root().join("examples/axpy-kernels");
     let dir = work.join("axpy-kernels");
@@ -311,46 +326,199 @@ fn run_outside_example(work: &Path, unpacked: &[(String, PathBuf)], nvcc: &Path)
         path_of("cubins-build")?
     ));
     std::fs::write(dir.join("Cargo.toml"), manifest)?;
+    let target = work.join("target");
+    let vars = cubins_build::prebuilt::Vars::of("axpy-kernels");
+    let example = |args: &[&str]| {
+        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        c.current_dir(&dir)
+            .env("CARGO_TARGET_DIR", &target)
+            .env("CUBINS_ARCHS", "90")
+            .args(args);
+        for v in [
+            "CUDA_COMPUTE_CAP",
+            "CUBINS_CACHE_DIR",
+            "CUBINS_NO_BUILD",
+            "CUBINS_CONTRACTS",
+            cubins_build::prebuilt::ENV,
+            &vars.prebuilt,
+            &vars.export,
+        ] {
+            c.env_remove(v);
+        }
+        c
+    };
+    let run = |mut c: Command, what: &str| -> Result<String> {
+        let out = c.output()?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if !out.status.success() {
+            return Err(format!(
+                "the example crate outside the workspace failed {what} ({}):\n{text}",
+                out.status
+            )
+            .into());
+        }
+        Ok(text)
+    };
+    let results = |text: &str| -> String {
+        let passed: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("test result:"))
+            .collect();
+        passed.join(" / ")
+    };
+
     println!(
         "xtask package: testing the example crate outside the workspace ({})",
         dir.display()
     );
-    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    c.current_dir(&dir)
-        .env("CARGO_TARGET_DIR", work.join("target"))
-        .env("NVCC", nvcc)
-        .env("CUBINS_ARCHS", "90")
-        .args(["test", "--quiet"]);
-    for v in [
-        "CUDA_COMPUTE_CAP",
-        "CUBINS_CACHE_DIR",
-        "CUBINS_NO_BUILD",
-        "CUBINS_CONTRACTS",
-    ] {
-        c.env_remove(v);
-    }
-    let out = c.output()?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let mut with_nvcc = example(&["test", "--quiet"]);
+    with_nvcc.env("NVCC", nvcc);
+    let text = run(with_nvcc, "with nvcc")?;
+    println!(
+        "xtask package: the example crate outside the workspace: {}",
+        results(&text)
     );
-    if !out.status.success() {
+    let compiled = example_cubins(&target)?;
+
+    let own = dir.join(cubins_build::prebuilt::CRATE_DIR);
+    let mut export = example(&["build", "--quiet"]);
+    export.env("NVCC", nvcc).env(&vars.export, &own);
+    run(export, "exporting its kernels")?;
+    let folders = cubins_build::prebuilt::available(&own);
+    if folders != ["sm_90"] {
         return Err(format!(
-            "the example crate outside the workspace failed ({}):\n{text}",
-            out.status
+            "{}=... exported {folders:?} into {}, not sm_90",
+            vars.export,
+            own.display()
         )
         .into());
     }
-    let passed: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with("test result:"))
-        .collect();
     println!(
-        "xtask package: the example crate outside the workspace: {}",
-        passed.join(" / ")
+        "xtask package: the example exported its sm_90 kernels through its build ({}={})",
+        vars.export,
+        own.display()
+    );
+
+    // Only this run's build-script output is left to read; not quiet: cargo prints the build
+    // script's warnings only then.
+    for out in example_out_dirs(&target)? {
+        std::fs::remove_dir_all(&out)?;
+    }
+    let mut without_cuda = example(&["test"]);
+    for v in ["NVCC", "CUDA_HOME", "CUDA_PATH", "CUDA_LIBRARY_PATH"] {
+        without_cuda.env_remove(v);
+    }
+    without_cuda
+        .env("PATH", path_without_cuda()?)
+        .env(cubins_build::prebuilt::ENV, cubins_prebuilt);
+    let text = run(without_cuda, "with no CUDA, from its prebuilt folder")?;
+    let embedded = format!(
+        "cubins: no nvcc found: embedding the verified prebuilt kernels of {}",
+        own.display()
+    );
+    if !text.contains(&embedded) {
+        return Err(
+            format!("the example's build with no CUDA did not say `{embedded}`:\n{text}").into(),
+        );
+    }
+    let from_prebuilt = example_cubins(&target)?;
+    let origins = example_origins(&target)?;
+    if origins != ["Prebuilt"] {
+        return Err(format!(
+            "the example's generated kernels with no CUDA say origin {origins:?}, not Prebuilt"
+        )
+        .into());
+    }
+    if from_prebuilt != compiled {
+        return Err(format!(
+            "the example's cubins from its prebuilt folder differ from those nvcc made:\n\
+             nvcc: {compiled:?}\nprebuilt: {from_prebuilt:?}"
+        )
+        .into());
+    }
+    println!(
+        "xtask package: the example with no CUDA, from its own prebuilt folder: {}; its \
+         cubins equal nvcc's: {}",
+        results(&text),
+        compiled
+            .iter()
+            .map(|(name, sha)| format!("{name} sha256={sha}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     Ok(())
+}
+
+/// The `Origin` the example's generated kernels record, one per distinct value.
+fn example_origins(target: &Path) -> Result<Vec<String>> {
+    let mut origins = Vec::new();
+    for out in example_out_dirs(target)? {
+        let Ok(text) = std::fs::read_to_string(out.join(cubins_build::builder::KERNELS_RS)) else {
+            continue;
+        };
+        let origin = text
+            .lines()
+            .find(|l| l.starts_with("static ORIGIN:"))
+            .and_then(|l| l.rsplit("Origin::").next())
+            .map_or("none", |o| o.trim_end_matches(';'))
+            .to_string();
+        if !origins.contains(&origin) {
+            origins.push(origin);
+        }
+    }
+    Ok(origins)
+}
+
+/// Every `OUT_DIR` of the example's build script under `target`.
+fn example_out_dirs(target: &Path) -> Result<Vec<PathBuf>> {
+    let mut dirs = Vec::new();
+    for unit in std::fs::read_dir(target.join("debug/build"))? {
+        let out = unit?.path().join("out");
+        let name = out.parent().and_then(Path::file_name).unwrap_or_default();
+        if name.to_string_lossy().starts_with("axpy-kernels-") && out.is_dir() {
+            dirs.push(out);
+        }
+    }
+    Ok(dirs)
+}
+
+/// The SHA-256 of each cubin the example's build script embedded (`OUT_DIR/artifacts`), by
+/// file name; one value per name across the target folder's build-script runs.
+fn example_cubins(target: &Path) -> Result<std::collections::BTreeMap<String, String>> {
+    let mut found = std::collections::BTreeMap::new();
+    for out in example_out_dirs(target)? {
+        let Ok(files) = std::fs::read_dir(out.join("artifacts")) else {
+            continue;
+        };
+        for f in files {
+            let f = f?;
+            let name = f.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".cubin") {
+                continue;
+            }
+            let sha = cubins_build::toolchain::cache::sha256_hex(&std::fs::read(f.path())?);
+            if let Some(other) = found.insert(name.clone(), sha.clone()) {
+                if other != sha {
+                    return Err(format!(
+                        "two builds of the example embed different {name}: {other} and {sha}"
+                    )
+                    .into());
+                }
+            }
+        }
+    }
+    if found.is_empty() {
+        return Err(format!(
+            "no example cubins under {}",
+            target.join("debug/build").display()
+        )
+        .into());
+    }
+    Ok(found)
 }
 
 /// Copies the files of `from` into `to`, leaving out build output (`target/`).

@@ -59,11 +59,15 @@ pub struct NvccNotFound {
     /// Whether the crate sits in a cubins checkout, which has `cargo xtask setup`; a packaged
     /// crate does not.
     pub in_checkout: bool,
+    /// The prebuilt variables of the crate whose build looked (cubins' unless the builder
+    /// says otherwise).
+    pub vars: crate::prebuilt::Vars,
 }
 
 impl fmt::Display for NvccNotFound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let prebuilt = crate::prebuilt::ENV;
+        let vars = &self.vars;
+        let prebuilt = &vars.prebuilt;
         // The first line is all that a failed `cargo build` or `cargo test` needs.
         if self.in_checkout {
             writeln!(
@@ -74,8 +78,9 @@ impl fmt::Display for NvccNotFound {
         } else {
             writeln!(
                 f,
-                "cubins: no CUDA compiler (nvcc) found and no prebuilt kernels given: set \
-                 {prebuilt} to a folder of prebuilt kernels, or install nvcc (ways below)"
+                "cubins: no CUDA compiler (nvcc) found for {} and no prebuilt kernels given: set \
+                 {prebuilt} to a folder of prebuilt kernels, or install nvcc (ways below)",
+                vars.crate_name
             )?;
         }
         writeln!(f, "Looked, in this order:")?;
@@ -85,9 +90,13 @@ impl fmt::Display for NvccNotFound {
         writeln!(f, "Any one of these works:")?;
         writeln!(
             f,
-            "  1. prebuilt kernels, no toolkit needed: {prebuilt}=/absolute/path/to/folder, a folder \
-             `cargo xtask export-prebuilt` made in a checkout of the same cubins version (checked \
-             against this crate's kernel sources before it is embedded)"
+            "  1. prebuilt kernels, no toolkit needed: {prebuilt}=/absolute/path/to/folder (or \
+             the folder as `{}/` in the crate), a folder that `{}` exported on a machine with a \
+             CUDA toolkit, from the same version of {} (checked against this crate's kernel \
+             sources before it is embedded)",
+            crate::prebuilt::CRATE_DIR,
+            vars.export_command("/absolute/path/to/folder", "90"),
+            vars.crate_name
         )?;
         writeln!(
             f,
@@ -240,6 +249,7 @@ pub fn locate_nvcc_with(
     Err(LocateError::NotFound(NvccNotFound {
         tried,
         in_checkout: exists(&workspace_root.join("xtask").join("Cargo.toml")),
+        vars: crate::prebuilt::Vars::of("cubins"),
     }))
 }
 
@@ -398,5 +408,27 @@ mod tests {
         ] {
             assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
         }
+    }
+
+    #[test]
+    fn missing_nvcc_names_the_building_crates_own_variables() {
+        let LocateError::NotFound(n) = run(&[("PATH", "/usr/bin")], &[]).unwrap_err() else {
+            panic!("no nvcc anywhere is NotFound");
+        };
+        let e = crate::prebuilt::naming(
+            crate::toolchain::ToolchainError::NotFound(n),
+            &crate::prebuilt::Vars::of("my-kernels"),
+        );
+        let msg = e.to_string();
+        for needle in [
+            "no CUDA compiler (nvcc) found for my-kernels and no prebuilt kernels given: set \
+             MY_KERNELS_PREBUILT",
+            "MY_KERNELS_PREBUILT=/absolute/path/to/folder (or the folder as `prebuilt/` in the crate)",
+            "`MY_KERNELS_EXPORT_PREBUILT=/absolute/path/to/folder CUBINS_ARCHS=\"90\" cargo build -p \
+             my-kernels` exported",
+        ] {
+            assert!(msg.contains(needle), "missing {needle:?} in:\n{msg}");
+        }
+        assert!(!msg.contains("CUBINS_PREBUILT"), "{msg}");
     }
 }
