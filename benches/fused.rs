@@ -5,7 +5,8 @@
 //!
 //! Checks: forward ops >= 90% of the copy ceiling and backward ops >= 80% at the four large
 //! shapes; with `CUBINS_TORCH_FUSED_JSON=<benches/torch_fused.py output>`, each large-shape
-//! reading also faster than torch eager at the same op and shape.
+//! reading also faster than torch eager and, where the file has it (`--compile`),
+//! torch.compile at the same op and shape.
 //! `CUBINS_FUSED_SWEEP=1` adds readings at fixed threads per row (for the selector).
 
 mod harness;
@@ -22,9 +23,9 @@ use cubins::ops::rmsnorm::{
     RmsNormOptions,
 };
 use cubins::ops::rope::{rope, Pairing, RopeShape};
-use cubins::ops::rows::{Launched, Threads};
 use cubins::ops::softmax::{softmax, softmax_backward};
 use cubins::ops::swiglu::{swiglu, swiglu_interleaved};
+use cubins::ops::{Launched, Threads};
 use cubins::runtime::{Bf16, Gpu};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::stream::Stream;
@@ -275,7 +276,7 @@ impl<'g> FusedWorkload<'g> {
         let first = &launched[0];
         let route = s.gpu.route(first.kernel).map_err(|e| e.to_string())?;
         let kernels: Vec<&str> = launched.iter().map(|l| l.kernel).collect();
-        let choices: Vec<String> = launched.iter().map(|l| l.choice.clone()).collect();
+        let choices: Vec<String> = launched.iter().map(|l| l.choice.to_string()).collect();
         w.identity = Identity {
             kernel: kernels.join("+"),
             route: route_of(&route),
@@ -519,8 +520,12 @@ impl Workload for FusedWorkload<'_> {
     }
 }
 
-/// Torch eager medians by (op, rows, cols), from benches/torch_fused.py's JSON.
-struct TorchTimes(Vec<(String, usize, usize, f64)>);
+/// Torch medians by (mode, op, rows, cols), from benches/torch_fused.py's JSON; the mode is
+/// `eager` or `compile` (a file without modes is eager's).
+struct TorchTimes(Vec<(String, String, usize, usize, f64)>);
+
+/// The torch modes a reading is checked against, with the name the checks give them.
+const TORCH_MODES: &[(&str, &str)] = &[("eager", "torch eager"), ("compile", "torch.compile")];
 
 impl TorchTimes {
     fn load() -> Option<std::result::Result<TorchTimes, String>> {
@@ -549,16 +554,28 @@ impl TorchTimes {
             let us = r["median_us"]
                 .as_f64()
                 .ok_or(format!("{path}: {op} without `median_us`"))?;
-            out.push((op.to_string(), rows as usize, cols as usize, us));
+            let mode = r["mode"].as_str().unwrap_or("eager");
+            if !TORCH_MODES.iter().any(|(m, _)| *m == mode) {
+                return Err(format!(
+                    "{path}: {op} has mode `{mode}`, not eager or compile"
+                ));
+            }
+            out.push((
+                mode.to_string(),
+                op.to_string(),
+                rows as usize,
+                cols as usize,
+                us,
+            ));
         }
         Ok(TorchTimes(out))
     }
 
-    fn get(&self, op: Op, rows: usize, cols: usize) -> Option<f64> {
+    fn get(&self, mode: &str, op: Op, rows: usize, cols: usize) -> Option<f64> {
         self.0
             .iter()
-            .find(|(o, r, c, _)| o == op.name() && *r == rows && *c == cols)
-            .map(|t| t.3)
+            .find(|(m, o, r, c, _)| m == mode && o == op.name() && *r == rows && *c == cols)
+            .map(|t| t.4)
     }
 }
 
@@ -574,7 +591,7 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     let torch = match TorchTimes::load() {
         Some(Ok(t)) => {
             s.say(format!(
-                "torch eager times from ${TORCH_ENV} ({} readings)",
+                "torch times from ${TORCH_ENV} ({} readings)",
                 t.0.len()
             ));
             Some(t)
@@ -615,12 +632,14 @@ fn run(s: &mut Session<'_>) -> Result<()> {
                     if clean { "" } else { " (reading flagged)" }
                 ),
             );
-            if let Some(t) = torch.as_ref().and_then(|t| t.get(op, rows, cols)) {
-                s.check(
-                    format!("{label} faster than torch eager"),
-                    clean && p50 < t,
-                    format!("p50 {p50:.2} us vs torch {t:.2} us: {:.2}x", t / p50),
-                );
+            for (mode, name) in TORCH_MODES {
+                if let Some(t) = torch.as_ref().and_then(|t| t.get(mode, op, rows, cols)) {
+                    s.check(
+                        format!("{label} faster than {name}"),
+                        clean && p50 < t,
+                        format!("p50 {p50:.2} us vs {name} {t:.2} us: {:.2}x", t / p50),
+                    );
+                }
             }
             if sweep && op.has_row_geometry() {
                 for t in sweep_threads() {

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""PyTorch eager timings of the fused ops, the comparator of benches/fused.rs.
+"""PyTorch timings of the fused ops, the comparators of benches/fused.rs: eager, and with
+--compile also torch.compile (inductor, default mode, static shapes: one compile per op and
+shape, the strongest it gives) for the forward ops.
 
 Times, in bf16 on the current CUDA device, at the shapes of benches/fused.rs:
   rmsnorm_fwd            torch.nn.functional.rms_norm(x, (cols,), w, eps)
@@ -16,7 +18,10 @@ many iterations; every iteration uses the next of several input sets, so the byt
 between two uses of one set exceed 4x the L2 (inputs are not L2-resident). At decode row
 counts an eager call's time includes its launch overhead (that is what eager costs there).
 
-Usage: python3 benches/torch_fused.py OUT.json [--quick]
+Every result carries its "mode" ("eager" or "compile"). A compiled op is warmed up (which
+compiles it) before its timing, and its outputs are checked against eager's once.
+
+Usage: python3 benches/torch_fused.py OUT.json [--quick] [--compile]
 Then: CUBINS_TORCH_FUSED_JSON=OUT.json bundle/benches/fused --results DIR
 """
 
@@ -109,6 +114,10 @@ def run_op(op, t, cols):
     raise ValueError(op)
 
 
+# The backward ops go through autograd or a private op, which torch.compile does not take
+# alone; they are compared with eager only.
+COMPILED_OPS = {"rmsnorm_fwd", "rmsnorm_fwd_residual", "softmax_fwd", "swiglu_fwd", "swiglu_fwd_interleaved", "rope_neox"}
+
 OPS = [
     "rmsnorm_fwd",
     "rmsnorm_fwd_residual",
@@ -121,27 +130,38 @@ OPS = [
 ]
 
 
-def time_op(op, rows, cols, dev, l2_bytes, gen):
+def outputs(r):
+    return r if isinstance(r, tuple) else (r,)
+
+
+def time_op(op, rows, cols, dev, l2_bytes, gen, mode):
     first, moved = make_inputs(op, rows, cols, dev, gen)
     sets = [first]
     resident = sum(x.numel() * x.element_size() for x in first)
     while len(sets) * resident <= L2_MULTIPLE * l2_bytes and len(sets) < 20000:
         sets.append(make_inputs(op, rows, cols, dev, gen)[0])
+    fn = lambda t, cols: run_op(op, t, cols)
+    if mode == "compile":
+        fn = torch.compile(fn, dynamic=False)
+        got, want = outputs(fn(first, cols)), outputs(run_op(op, first, cols))
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g.float(), w.float(), rtol=2e-2, atol=2e-2)
     for i in range(WARMUP):
-        run_op(op, sets[i % len(sets)], cols)
+        fn(sets[i % len(sets)], cols)
     torch.cuda.synchronize()
     times = []
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for i in range(ITERS):
         t = sets[i % len(sets)]
         start.record()
-        run_op(op, t, cols)
+        fn(t, cols)
         stop.record()
         stop.synchronize()
         times.append(start.elapsed_time(stop) * 1e3)
     times.sort()
     return {
         "op": op,
+        "mode": mode,
         "dtype": "bf16",
         "rows": rows,
         "cols": cols,
@@ -159,7 +179,7 @@ def main():
     if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
         print(__doc__)
         return 2
-    out, quick = sys.argv[1], "--quick" in sys.argv[2:]
+    out, quick, compiled = sys.argv[1], "--quick" in sys.argv[2:], "--compile" in sys.argv[2:]
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     l2_bytes = getattr(props, "L2_cache_size", 60 << 20)
@@ -169,12 +189,14 @@ def main():
     results = []
     for rows, cols in shapes:
         for op in OPS:
-            r = time_op(op, rows, cols, dev, l2_bytes, gen)
-            results.append(r)
-            print(f"{op:24s} {rows:6d}x{cols:<6d} median {r['median_us']:9.2f} us  {r['gbps_at_median']:7.0f} GB/s", flush=True)
-            torch.cuda.empty_cache()
+            modes = ["eager"] + (["compile"] if compiled and op in COMPILED_OPS else [])
+            for mode in modes:
+                r = time_op(op, rows, cols, dev, l2_bytes, gen, mode)
+                results.append(r)
+                print(f"{op:24s} {mode:7s} {rows:6d}x{cols:<6d} median {r['median_us']:9.2f} us  {r['gbps_at_median']:7.0f} GB/s", flush=True)
+                torch.cuda.empty_cache()
     doc = {
-        "comparator": "torch eager",
+        "comparators": ["torch eager"] + (["torch.compile (inductor, default mode, static shapes)"] if compiled else []),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "device": props.name,

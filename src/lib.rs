@@ -1,15 +1,17 @@
 //! CUDA C++ kernels compiled ahead of time for each selected GPU arch, inspected,
 //! contract-checked and embedded with their identity.
 //!
-//! - [`registry`]: the embedded cubins and PTX with SHA-256, toolkit, flags, source digest,
+//! - [`mod@registry`]: the embedded cubins and PTX with SHA-256, toolkit, flags, source digest,
 //!   entry points and resource facts; no GPU or driver needed.
 //! - [`params`]: the flag bits kernels share with Rust (generated with
 //!   `cuda/include/cubins/params.h` from `cuda/gemm_catalogue.toml`).
 //! - [`kernels`]: the typed launchers of this crate's kernels; [`Library`] and
 //!   [`include_kernels!`] give a crate that builds its own kernels (through `cubins-build`)
 //!   the same.
-//! - [`runtime`]: route selection, launch checks and the launcher types; with the
-//!   `cust` feature, [`runtime::Gpu`] loads modules and launches.
+//! - [`runtime`]: route selection, the driver preflight, launch checks and the launcher
+//!   types; with the `cust` feature, `runtime::Gpu` loads modules and launches, and
+//!   `runtime::Graph` replays captured work.
+//! - [`build_info()`]: how this crate's kernels were built; `Display` prints it.
 //! - `ops` (feature `cust`): safe operations over the typed launchers.
 
 // The generated code names this crate `::cubins`, as it does in a dependent.
@@ -40,5 +42,6 @@ pub mod ops;
 pub const REPORTS_JSON: &str = concat!(env!("OUT_DIR"), "/reports.json");
 
 pub use registry::{
-    build_info, find_entry_point, kernel_file, kernel_files, registry, Registry, RegistryError,
+    build_info, find_entry_point, kernel_file, kernel_files, registry, BuildSummary, Registry,
+    RegistryError,
 };

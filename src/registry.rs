@@ -152,28 +152,44 @@ impl fmt::Display for RegistryError {
                 write!(
                     f,
                     "no kernel file `{name}`; built kernel files: {}",
-                    available.join(", ")
+                    list(available)
                 )
             }
+            RegistryError::UnknownEntryPoint {
+                file: "*",
+                name,
+                available,
+            } => write!(
+                f,
+                "no kernel file defines entry point `{name}`; entry points: {}",
+                list(available)
+            ),
             RegistryError::UnknownEntryPoint {
                 file,
                 name,
                 available,
-            } => {
-                write!(
-                    f,
-                    "kernel file `{file}` has no entry point `{name}`; it has: {}",
-                    available.join(", ")
-                )
-            }
+            } => write!(
+                f,
+                "kernel file `{file}` has no entry point `{name}`; it has: {}",
+                list(available)
+            ),
             RegistryError::ArchNotBuilt { file, arch, built } => {
                 write!(
                     f,
                     "kernel file `{file}` was not built for {arch}; built: {}",
-                    built.join(", ")
+                    list(built)
                 )
             }
         }
+    }
+}
+
+/// `a, b, c`, or `none`.
+fn list(names: &[&str]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
     }
 }
 
@@ -192,9 +208,52 @@ pub fn registry() -> Registry {
     crate::kernels::LIBRARY.registry
 }
 
-/// How the crate was built.
-pub fn build_info() -> &'static BuildInfo {
-    registry().info
+/// How the crate was built; `Display` prints it with the kernel files.
+pub fn build_info() -> BuildSummary {
+    registry().summary()
+}
+
+/// A registry's [`BuildInfo`] (which it derefs to) and its kernel files. `Display` prints
+/// toolkit, origin, arches, nvcc flags and kernel files, or why the build has none.
+#[derive(Debug, Clone, Copy)]
+pub struct BuildSummary {
+    registry: Registry,
+}
+
+impl std::ops::Deref for BuildSummary {
+    type Target = BuildInfo;
+
+    fn deref(&self) -> &BuildInfo {
+        self.registry.info
+    }
+}
+
+impl fmt::Display for BuildSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let info = self.registry.info;
+        if let Some(reason) = info.without_kernels {
+            return write!(f, "built without kernels: {reason}");
+        }
+        let origin = info.origin.map_or("unknown", Origin::label);
+        writeln!(
+            f,
+            "CUDA toolkit {}, origin {origin}, arches {}",
+            info.toolkit,
+            info.archs.join(", ")
+        )?;
+        // Every artifact of one build shares its flags; a registry assembled otherwise
+        // prints each distinct set.
+        let mut flag_sets: Vec<&[&str]> = Vec::new();
+        for file in self.registry.files {
+            if !flag_sets.contains(&file.flags) {
+                flag_sets.push(file.flags);
+            }
+        }
+        let flags: Vec<String> = flag_sets.iter().map(|set| set.join(" ")).collect();
+        writeln!(f, "nvcc flags: {}", flags.join(" | "))?;
+        let names: Vec<&str> = self.registry.files.iter().map(|file| file.name).collect();
+        write!(f, "kernel files ({}): {}", names.len(), names.join(", "))
+    }
 }
 
 /// Every kernel file, sorted by name. Errors if the crate was built without kernels.
@@ -215,6 +274,11 @@ pub fn find_entry_point(
 }
 
 impl Registry {
+    /// Its build facts with its kernel files, for printing.
+    pub fn summary(&self) -> BuildSummary {
+        BuildSummary { registry: *self }
+    }
+
     pub fn kernel_files(&self) -> Result<&'static [KernelFile], RegistryError> {
         match self.info.without_kernels {
             Some(reason) => Err(RegistryError::BuiltWithoutKernels { reason }),
@@ -299,6 +363,80 @@ mod tests {
         archs: &[],
         origin: None,
     };
+
+    static BUILT: BuildInfo = BuildInfo {
+        without_kernels: None,
+        toolkit: "13.0.88",
+        archs: &["sm_80", "sm_90"],
+        origin: Some(Origin::Prebuilt),
+    };
+
+    const fn file(name: &'static str, flags: &'static [&'static str]) -> KernelFile {
+        KernelFile {
+            name,
+            source_digest: "",
+            toolkit: "13.0.88",
+            flags,
+            origin: Origin::Prebuilt,
+            cubins: &[],
+            ptx: None,
+            entry_points: &[],
+        }
+    }
+
+    static FILES: &[KernelFile] = &[
+        file("copy", &["-O3", "-lineinfo"]),
+        file("rmsnorm", &["-O3", "-lineinfo"]),
+    ];
+
+    #[test]
+    fn build_info_prints_toolkit_origin_arches_flags_and_files() {
+        let r = Registry {
+            info: &BUILT,
+            files: FILES,
+        };
+        assert_eq!(
+            r.summary().to_string(),
+            "CUDA toolkit 13.0.88, origin prebuilt, arches sm_80, sm_90\n\
+             nvcc flags: -O3 -lineinfo\n\
+             kernel files (2): copy, rmsnorm"
+        );
+        assert_eq!(r.summary().toolkit, "13.0.88", "derefs to BuildInfo");
+        let empty = Registry {
+            info: &NO_KERNELS,
+            files: &[],
+        };
+        assert_eq!(
+            empty.summary().to_string(),
+            "built without kernels: CUBINS_NO_BUILD=1 was set at build time"
+        );
+    }
+
+    #[test]
+    fn registry_errors_name_what_was_asked_and_what_exists() {
+        let r = Registry {
+            info: &BUILT,
+            files: FILES,
+        };
+        assert_eq!(
+            r.kernel_file("gemm").unwrap_err().to_string(),
+            "no kernel file `gemm`; built kernel files: copy, rmsnorm"
+        );
+        assert_eq!(
+            r.kernel_file("copy")
+                .unwrap()
+                .cubin("sm_89")
+                .unwrap_err()
+                .to_string(),
+            "kernel file `copy` was not built for sm_89; built: none"
+        );
+        assert_eq!(
+            r.find_entry_point("copy_vec16").unwrap_err().to_string(),
+            "no kernel file defines entry point `copy_vec16`; entry points: none"
+        );
+        let e: &dyn std::error::Error = &RegistryError::BuiltWithoutKernels { reason: "DOCS_RS" };
+        assert!(e.to_string().contains("built without kernels (DOCS_RS)"));
+    }
 
     #[test]
     fn a_build_without_kernels_says_why_on_every_lookup() {

@@ -299,7 +299,7 @@ fn every_row_geometry_fits_its_arch() {
     let Some(b) = Build::load() else { return };
     let cols_classes = [1usize, 7, 768, 4096, 4097, 14336, 32768, 65536, 1 << 17];
     let mut checked = 0;
-    fn each<T: cubins::ops::rows::Storage>(
+    fn each<T: cubins::runtime::launchers::Dtype>(
         b: &Build,
         cc: u32,
         kernel: &RowKernel,

@@ -27,14 +27,14 @@ use common::digest::{fnv1a64, hash_line, DigestFile};
 use common::reference;
 use cubins::ops::rmsnorm::{
     rmsnorm, rmsnorm_backward, rmsnorm_backward_plan, rmsnorm_residual, rmsnorm_residual_into,
-    runs_clusters, BwdEntry, RmsNormBwdOptions, RmsNormElem, RmsNormOptions,
+    runs_clusters, BwdEntry, RmsNormBwdOptions, RmsNormOptions,
 };
-use cubins::ops::rope::{rope, Pairing, RopeElem, RopeShape};
-use cubins::ops::rows::{Launched, Threads};
-use cubins::ops::softmax::{softmax, softmax_backward, SoftmaxElem};
-use cubins::ops::swiglu::{swiglu, swiglu_interleaved, SwigluElem};
+use cubins::ops::rope::{rope, Pairing, RopeShape};
+use cubins::ops::softmax::{softmax, softmax_backward};
+use cubins::ops::swiglu::{swiglu, swiglu_interleaved};
+use cubins::ops::{Launched, Threads};
+use cubins::runtime::launchers::Dtype;
 use cubins::runtime::{Bf16, Error, Gpu, RoutePolicy};
-use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 use gpu_common::{gpu, gpu_with};
 use guarded::{DeviceElem, Guarded};
@@ -43,8 +43,8 @@ use half::{bf16, f16};
 // ------------------------------------------------------------------ device buffers
 
 /// A host storage type whose device type every fused launcher takes.
-trait GpuElem: DeviceElem<Dev: RmsNormElem + SoftmaxElem + SwigluElem + RopeElem> {}
-impl<T: DeviceElem<Dev: RmsNormElem + SoftmaxElem + SwigluElem + RopeElem>> GpuElem for T {}
+trait GpuElem: DeviceElem<Dev: Dtype> {}
+impl<T: DeviceElem<Dev: Dtype>> GpuElem for T {}
 
 fn sync(stream: &Stream) {
     stream.synchronize().expect("the kernel ran to completion");
@@ -315,7 +315,7 @@ fn rmsnorm_backward_case<T: GpuElem>(
         blocks,
     };
     let plan = rmsnorm_backward_plan::<T::Dev>(gpu, rows, cols, &opts).unwrap();
-    let ws = DeviceBuffer::from_slice(&vec![f32::NAN; plan.workspace_len()]).unwrap();
+    let ws = gpu_common::uploaded(&vec![f32::NAN; plan.workspace_len()]).unwrap();
     let stream = gpu.stream().unwrap();
     let [main, reduce] = rmsnorm_backward(
         gpu,
@@ -976,7 +976,7 @@ fn repeat_and_graph<T: GpuElem>(gpu: &Gpu) {
     let opts = RmsNormOptions::default();
     let bwd = RmsNormBwdOptions::default();
     let plan = rmsnorm_backward_plan::<T::Dev>(gpu, rows, cols, &bwd).unwrap();
-    let ws = DeviceBuffer::from_slice(&vec![0f32; plan.workspace_len()]).unwrap();
+    let ws = gpu_common::uploaded(&vec![0f32; plan.workspace_len()]).unwrap();
 
     let (xv, wv, dyv, yv, y2v, dwv) = (
         x.view(),
@@ -1188,7 +1188,7 @@ fn bad_input_is_refused_before_launch() {
         ),
         "`gate_up`",
     );
-    let ws = DeviceBuffer::from_slice(&[0f32; 4]).unwrap();
+    let ws = gpu_common::uploaded(&[0f32; 4]).unwrap();
     let dw = Guarded::<bf16>::poisoned(8, 0);
     refused(
         "backward: short workspace",

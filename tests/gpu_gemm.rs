@@ -33,7 +33,6 @@ use cubins::ops::gemm::{
     Choice, Dtype, GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout, Schedule, Tier,
 };
 use cubins::runtime::{Bf16, Error, Gpu, F16};
-use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
 use gemm_common::reference::{epilogue, gemm_f64, pedantic_f32, rel_frobenius};
 use gpu_common::gpu;
@@ -1051,12 +1050,12 @@ fn bad_input_is_refused_before_launch() {
     let gpu = gpu();
     let stream = gpu.stream().unwrap();
     // A and B hold more than a 64 x 64 problem needs, so a short C is what fails.
-    let a = DeviceBuffer::from_slice(&vec![Bf16::default(); 128 * 128]).unwrap();
-    let b = DeviceBuffer::from_slice(&vec![Bf16::default(); 128 * 128]).unwrap();
-    let mut c = DeviceBuffer::from_slice(&vec![Bf16::default(); 64 * 64]).unwrap();
-    let mut c16 = DeviceBuffer::from_slice(&vec![F16::default(); 64 * 64]).unwrap();
-    let f = DeviceBuffer::from_slice(&vec![0f32; 64 * 64]).unwrap();
-    let mut fc = DeviceBuffer::from_slice(&vec![0f32; 64 * 64]).unwrap();
+    let a = gpu_common::uploaded(&vec![Bf16::default(); 128 * 128]).unwrap();
+    let b = gpu_common::uploaded(&vec![Bf16::default(); 128 * 128]).unwrap();
+    let mut c = gpu_common::uploaded(&vec![Bf16::default(); 64 * 64]).unwrap();
+    let mut c16 = gpu_common::uploaded(&vec![F16::default(); 64 * 64]).unwrap();
+    let f = gpu_common::uploaded(&vec![0f32; 64 * 64]).unwrap();
+    let mut fc = gpu_common::uploaded(&vec![0f32; 64 * 64]).unwrap();
     let d = GemmDesc::new(Layout::NN, 64, 64, 64);
     let refused = |r: Result<GemmLaunch, Error>, what: &str, needle: &str| {
         let e = r.err().unwrap_or_else(|| panic!("{what}: accepted"));
@@ -1173,7 +1172,7 @@ fn bad_input_is_refused_before_launch() {
     }
     let need = gemm_workspace_len(&gpu, Tier::Tf32, &wgmma_tf32).unwrap();
     assert_eq!(need, (64 + 64) * 64);
-    let ws = DeviceBuffer::from_slice(&vec![0f32; 2 * need]).unwrap();
+    let ws = gpu_common::uploaded(&vec![0f32; 2 * need]).unwrap();
     refused(
         gemm_with_workspace(
             &gpu,

@@ -17,7 +17,7 @@ mod gpu_common;
 use cubins::kernels::CopyVec16;
 use cubins::ops::copy::{copy_with, CopyKernel};
 use cubins::runtime::{ArtifactKind, Gpu, LaunchConfig, U8x16};
-use cust::memory::{DeviceBuffer, DevicePointer};
+use cust::memory::DevicePointer;
 use cust::sys as cu;
 use gpu_common::gpu;
 use serde_json::json;
@@ -99,8 +99,8 @@ fn module_load_and_launch_overhead() {
         "launch overhead is measured on the cubin route"
     );
     let stream = gpu.stream().unwrap();
-    let src = DeviceBuffer::from_slice(&[7u8; 16]).unwrap();
-    let dst = DeviceBuffer::from_slice(&[0u8; 16]).unwrap();
+    let src = gpu_common::uploaded(&[7u8; 16]).unwrap();
+    let dst = gpu_common::uploaded(&[0u8; 16]).unwrap();
     let config = LaunchConfig::linear(1, 32);
     let (ps, pd): (DevicePointer<U8x16>, DevicePointer<U8x16>) =
         (src.as_device_ptr().cast(), dst.as_device_ptr().cast());
@@ -144,6 +144,7 @@ fn module_load_and_launch_overhead() {
                     &mut dst.index(..),
                     &config,
                 )
+                .map(drop)
                 .unwrap(),
             }
         }

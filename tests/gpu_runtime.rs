@@ -13,7 +13,7 @@ use cubins::runtime::{
     ptx_fallbacks, ArtifactKind, Error, Gpu, LaunchConfig, LaunchError, RoutePolicy, U8x16,
     FORCE_ROUTE_ENV,
 };
-use cust::memory::{CopyDestination, DeviceBuffer, DevicePointer, DeviceSlice};
+use cust::memory::{CopyDestination, DevicePointer, DeviceSlice};
 use gpu_common::{first_difference, gpu, gpu_with, random_bytes, POISON};
 use std::sync::{Arc, Barrier, Mutex, MutexGuard};
 
@@ -29,16 +29,24 @@ fn check_copy(gpu: &Gpu, kernel: CopyKernel, n_vec: usize, config: Option<&Launc
     const RED_ZONE: usize = 256;
     let bytes = n_vec * 16;
     let src_host = random_bytes(bytes, 0x5EED ^ n_vec as u64);
-    let src = DeviceBuffer::from_slice(&src_host).expect("upload the input");
-    let dst = DeviceBuffer::from_slice(&vec![POISON; bytes + RED_ZONE])
-        .expect("upload the poisoned output");
+    let src = gpu_common::uploaded(&src_host).expect("upload the input");
+    let dst =
+        gpu_common::uploaded(&vec![POISON; bytes + RED_ZONE]).expect("upload the poisoned output");
     let stream = gpu.stream().expect("stream");
     let mut out = dst.index(..bytes);
     let result = match config {
         None => copy(gpu, &stream, kernel, &src, &mut out),
         Some(c) => copy_with(gpu, &stream, kernel, &src, &mut out, c),
     };
-    result.unwrap_or_else(|e| panic!("{kernel:?} n_vec={n_vec} {config:?}: {e}"));
+    let launched = result.unwrap_or_else(|e| panic!("{kernel:?} n_vec={n_vec} {config:?}: {e}"));
+    // The record says what ran: the default geometry, nothing for an empty copy.
+    assert_eq!(launched.kernel, kernel.name());
+    let expected = match config {
+        Some(c) => *c,
+        None if n_vec == 0 => LaunchConfig::linear(0, CopyKernel::BLOCK),
+        None => default_config(gpu, kernel, n_vec as u64),
+    };
+    assert_eq!(launched.config, expected, "{kernel:?} n_vec={n_vec}");
     stream.synchronize().expect("kernel ran to completion");
     let mut got = vec![0u8; bytes + RED_ZONE];
     dst.copy_to(&mut got[..]).expect("download");
@@ -236,12 +244,15 @@ fn launch_checks_refuse_before_the_gpu() {
     let _s = serial();
     let gpu = gpu();
     let stream = gpu.stream().unwrap();
-    let src = DeviceBuffer::from_slice(&random_bytes(8192, 7)).unwrap();
-    let dst = DeviceBuffer::from_slice(&vec![POISON; 8192]).unwrap();
-    let launch = |e: Result<(), Error>| match e {
-        Err(Error::Launch(l)) => l,
-        other => panic!("expected a refused launch, got {other:?}"),
-    };
+    let src = gpu_common::uploaded(&random_bytes(8192, 7)).unwrap();
+    let dst = gpu_common::uploaded(&vec![POISON; 8192]).unwrap();
+    // Ops return a record, bare launches `()`: either refused.
+    fn launch<T: std::fmt::Debug>(e: Result<T, Error>) -> LaunchError {
+        match e {
+            Err(Error::Launch(l)) => l,
+            other => panic!("expected a refused launch, got {other:?}"),
+        }
+    }
 
     // Buffers (ops layer).
     let e = launch(copy(
@@ -503,8 +514,8 @@ fn empty_copy_is_a_no_op() {
     let _s = serial();
     let gpu = gpu();
     let stream = gpu.stream().unwrap();
-    let src = DeviceBuffer::from_slice(&[1u8; 16]).unwrap();
-    let dst = DeviceBuffer::from_slice(&[POISON; 16]).unwrap();
+    let src = gpu_common::uploaded(&[1u8; 16]).unwrap();
+    let dst = gpu_common::uploaded(&[POISON; 16]).unwrap();
     copy(
         &gpu,
         &stream,

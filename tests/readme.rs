@@ -107,3 +107,44 @@ fn readme_builder_section_matches_the_example_crate() {
         );
     }
 }
+
+/// The README's minimum-driver line against the runtime's table (and, in a build with
+/// kernels, against the toolkit that built them).
+#[test]
+fn readme_minimum_driver_matches_the_runtime() {
+    use cubins::runtime::{driver_needed, ArtifactKind};
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("Minimum driver:"))
+        .expect("the README's `Minimum driver:` line");
+    let after = |key: &str| -> &str {
+        let rest = &line[line
+            .find(key)
+            .unwrap_or_else(|| panic!("{key:?} in: {line}"))
+            + key.len()..];
+        rest.split_whitespace().next().unwrap()
+    };
+    let cuda = after("built by CUDA ");
+    let linux = after("on Linux ");
+    let need = driver_needed(&format!("{cuda}.0"), ArtifactKind::Cubin).expect("a CUDA version");
+    assert_eq!(
+        Some(linux),
+        need.linux_driver,
+        "the README's minimum Linux driver for CUDA {cuda}"
+    );
+    assert!(
+        line.contains(&format!("`cuDriverGetVersion` >= {}", need.version)),
+        "the README's cuDriverGetVersion floor for CUDA {cuda}: {line}"
+    );
+    let toolkit = cubins::build_info().toolkit;
+    if toolkit.is_empty() {
+        eprintln!("\n!!! NOT CHECKED: the README's toolkit against the build (this build has no kernels) !!!\n");
+        return;
+    }
+    assert!(
+        toolkit.starts_with(&format!("{cuda}.")),
+        "the README speaks of CUDA {cuda}; the kernels were built by {toolkit}"
+    );
+}

@@ -5,10 +5,12 @@
 //! - [`abi`]: count, offset and size of each parameter against `.nv.info`, per arch.
 //! - [`signature`], [`types`]: element types against the kernel's own declaration (its
 //!   demangled signature, or the preprocessed `extern "C"` declaration).
+//! - [`generic`]: the entries of a family that differ only in `dtype`, for one generic marker.
 //! - [`emit`]: the launchers' Rust source in a crate's generated kernels.
 
 pub mod abi;
 pub mod emit;
+pub mod generic;
 pub mod params;
 pub mod signature;
 pub mod types;
@@ -82,23 +84,42 @@ pub fn generate(
             symbol,
             file,
             params,
+            family: entry.family.clone(),
         });
     }
-    let mut seen = std::collections::BTreeMap::new();
-    for l in &launchers {
-        if let Some(other) = seen.insert(emit::type_name(&l.name), &l.name) {
-            errors.push(format!(
-                "kernels.toml: `{other}` and `{}` map to the same launcher type `{}`; rename one",
-                l.name,
-                emit::type_name(&l.name)
-            ));
-        }
-    }
+    let groups = generic::groups(&launchers).unwrap_or_else(|e| {
+        errors.extend(e);
+        Vec::new()
+    });
+    errors.extend(type_name_collisions(&launchers, &groups));
     if errors.is_empty() {
-        Ok(emit::emit(&launchers))
+        Ok(emit::emit(&launchers, &groups))
     } else {
         Err(errors)
     }
+}
+
+/// Two launchers, or a launcher and a generic marker, that would be one Rust type.
+fn type_name_collisions(launchers: &[emit::Launcher], groups: &[generic::Group]) -> Vec<String> {
+    let entries = launchers
+        .iter()
+        .map(|l| (emit::type_name(&l.name), format!("`{}`", l.name)));
+    let generics = groups.iter().map(|g| {
+        (
+            emit::generic_type_name(&g.pattern),
+            format!("`{}` (family `{}`)", g.pattern, g.family),
+        )
+    });
+    let mut seen = std::collections::BTreeMap::new();
+    let mut errors = Vec::new();
+    for (ty, what) in entries.chain(generics) {
+        if let Some(other) = seen.insert(ty.clone(), what.clone()) {
+            errors.push(format!(
+                "kernels.toml: {other} and {what} map to the same launcher type `{ty}`; rename one"
+            ));
+        }
+    }
+    errors
 }
 
 /// What the kernels' declarations say about the launchers' parameter types.
@@ -268,6 +289,124 @@ params = ["x: *mut f32", "p: f32"]
         let src = generate(&m, &[("k".into(), &r)]).unwrap();
         assert!(src.contains("symbol: \"_ZN2ns1kIfEEvj\""), "{src}");
         assert!(src.contains("pub struct NsKFloat;"));
+    }
+
+    const FAMILIES: &str = r#"
+[families.swiglu]
+name = "swiglu_{dtype}"
+axes.dtype = ["bf16", "f16"]
+file = "swiglu.cu"
+params = ["gate: *const {dtype}", "out: *mut {dtype}", "partial: *mut f32", "n: u64"]
+
+[families.rope]
+name = "rope_{style}_{dtype}"
+axes = { style = ["neox", "gptj"], dtype = ["bf16", "f16", "f32"] }
+file = "rope.cu"
+params = ["q: *mut {dtype}", "n: u32"]
+
+[families.gemm]
+name = "gemm_{dtype}"
+axes.dtype = [{ name = "fp16", ty = "f16" }]
+file = "gemm.cu"
+params = ["a: *const {dtype.ty}"]
+"#;
+
+    #[test]
+    fn a_dtype_family_gets_one_generic_marker_per_combination_of_its_other_axes() {
+        let m = Manifest::parse(FAMILIES, "kernels.toml").unwrap();
+        let src = generate(&m, &[]).unwrap();
+        // Table order is the manifest's (sorted): gemm_fp16 0, rope_gptj_* 1-3,
+        // rope_neox_* 4-6, swiglu_* 7-8.
+        let ptr = |t: &str| format!("::cubins::cust::memory::DevicePointer<{t}>");
+        assert!(
+            src.contains("pub struct Swiglu<T>(::core::marker::PhantomData<T>);"),
+            "{src}"
+        );
+        assert!(src.contains(
+            "impl<T: ::cubins::runtime::launchers::Dtype> ::cubins::runtime::KernelSpec for Swiglu<T> {"
+        ));
+        assert!(src.contains(&format!(
+            "type Args = ({}, {}, {}, u64);",
+            ptr("T"),
+            ptr("T"),
+            ptr("f32")
+        )));
+        assert!(src.contains(
+            "const INDEX: usize = match <T as ::cubins::runtime::launchers::Dtype>::KIND {\n        \
+             ::cubins::runtime::launchers::DtypeKind::Bf16 => 7,\n        \
+             ::cubins::runtime::launchers::DtypeKind::F16 => 8,\n        \
+             ::cubins::runtime::launchers::DtypeKind::F32 => panic!(\"no `Swiglu<f32>`: kernels.toml \
+             makes `swiglu_{{dtype}}` for bf16, f16 only (family `swiglu`)\"),\n    };"
+        ), "{src}");
+        assert!(src.contains("(gate: *const T, out: *mut T, partial: *mut f32, n: u64)"));
+        // Each entry stays nameable, as the same type.
+        assert!(src.contains("pub type SwigluBf16 = Swiglu<::cubins::runtime::Bf16>;"));
+        assert!(src.contains("pub type SwigluF16 = Swiglu<::cubins::runtime::F16>;"));
+        assert!(!src.contains("pub struct SwigluBf16"));
+        // Another axis: one marker per style, every dtype present.
+        for (style, first) in [("Neox", 4), ("Gptj", 1)] {
+            assert!(src.contains(&format!("pub struct Rope{style}<T>(")));
+            assert!(src.contains(&format!("DtypeKind::Bf16 => {first},")));
+            assert!(src.contains(&format!("DtypeKind::F32 => {},", first + 2)));
+            assert!(src.contains(&format!("pub type Rope{style}F32 = Rope{style}<f32>;")));
+        }
+        assert_eq!(
+            src.matches("=> panic!").count(),
+            1,
+            "only swiglu lacks a dtype"
+        );
+        assert!(src.contains(&format!("type Args = ({}, u32);", ptr("T"))));
+        // A `dtype` that names no storage type (`fp16`) keeps a marker per entry.
+        assert!(src.contains("pub struct GemmFp16;"));
+        assert!(src.contains(&format!(
+            "type Args = ({},);",
+            ptr("::cubins::runtime::F16")
+        )));
+        // The table is unchanged by the grouping.
+        assert_eq!(src.matches("::cubins::runtime::KernelInfo {").count(), 9);
+    }
+
+    #[test]
+    fn family_entries_that_differ_beyond_their_dtype_are_errors() {
+        let text = r#"
+[families.k]
+name = "k_{dtype}"
+axes.dtype = ["bf16", "f32"]
+file = "k.cu"
+params = ["x: *const {dtype}", "n: u32"]
+when = [{ match = { dtype = "f32" }, params = ["x: *const f32", "n: u64"] }]
+"#;
+        let m = Manifest::parse(text, "kernels.toml").unwrap();
+        let errs = generate(&m, &[]).unwrap_err();
+        assert_eq!(
+            errs,
+            vec![
+                "kernels.toml: family `k`: `k_bf16` and `k_f32` differ in more than their dtype \
+                 (parameter 1: `n: u32` and `n: u64`): one launcher `k_{dtype}` cannot take both"
+                    .to_string()
+            ]
+        );
+        let renamed = text.replace("\"n: u64\"", "\"m: u32\"");
+        let m = Manifest::parse(&renamed, "kernels.toml").unwrap();
+        assert!(generate(&m, &[]).unwrap_err()[0].contains("(their parameters)"));
+    }
+
+    #[test]
+    fn a_generic_marker_colliding_with_an_entry_is_an_error() {
+        let m = Manifest::parse(
+            "[kernels.k_]\nfile = \"k.cu\"\n[families.k]\nname = \"k_{dtype}\"\n\
+             axes.dtype = [\"f32\"]\nfile = \"k.cu\"\n",
+            "kernels.toml",
+        )
+        .unwrap();
+        let errs = generate(&m, &[]).unwrap_err();
+        assert_eq!(
+            errs,
+            vec![
+                "kernels.toml: `k_` and `k_{dtype}` (family `k`) map to the same launcher type `K`; rename one"
+                    .to_string()
+            ]
+        );
     }
 
     #[test]

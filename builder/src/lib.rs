@@ -13,7 +13,7 @@
 //! and in a test, with the feature `snapshots`: `cubins_build::snapshot_tests!();`.
 //!
 //! The builder's API is [`Build`], [`Built`], [`Error`], [`Arch`], [`Level`] and
-//! [`snapshot_tests!`]. The other public modules are the inspection library the
+//! `snapshot_tests!` (feature `snapshots`). The other public modules are the inspection library the
 //! `cubins-inspect` command line, cubins' developer tasks and tests are written against;
 //! they are hidden from these docs and may change without notice.
 

@@ -1,8 +1,9 @@
-//! Device-to-device copies through the two starter kernels: `copy_vec16` (16-byte vector
-//! loads, grid-stride) and `copy_cp_async` (staged through shared memory with cp.async).
-//! The copy is the bandwidth ceiling other memory-bound kernels are judged against.
+//! Device-to-device copies through the two starter kernels: `copy_vec16` (one 16-byte vector
+//! a thread, a block per 256 vectors: the driver's copy speed) and `copy_cp_async` (staged
+//! through shared memory with cp.async). The copy is the bandwidth ceiling other
+//! memory-bound kernels are judged against.
 
-use super::buffer;
+use super::{buffer, Launched};
 use crate::kernels::{CopyCpAsync, CopyVec16};
 use crate::runtime::{Error, Gpu, LaunchConfig, LaunchError, U8x16};
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
@@ -29,46 +30,57 @@ impl CopyKernel {
     /// Threads per block the kernel is written for (`copy_cp_async` stages one 16-byte slot
     /// per thread of a 256-thread tile and works only with exactly that block).
     pub const BLOCK: u32 = 256;
-
-    /// Resident blocks per SM the default grid fills where an SM holds 2048 threads.
-    fn blocks_per_sm(self) -> u32 {
-        match self {
-            CopyKernel::Vec16 => 8,
-            CopyKernel::CpAsync => 6,
-        }
-    }
 }
+
+/// `copy_cp_async`'s resident blocks per SM (its contract) where an SM holds 2048 threads.
+const CP_ASYNC_BLOCKS_PER_SM: u32 = 6;
+
+/// The largest grid the driver takes in x.
+const MAX_GRID_X: u64 = (1 << 31) - 1;
 
 /// Bytes each thread moves per access.
 pub const VECTOR_BYTES: u32 = 16;
 
-/// The grid `copy` uses for `n_vec` 16-byte vectors: one wave of the contract's blocks per
-/// SM, no more than the route's cubin holds (6 where an SM holds 1536 threads), fewer when
-/// there is less work; the kernels loop over the rest.
+/// The grid `copy` uses for `n_vec` 16-byte vectors. `copy_vec16`: a block per 256 vectors
+/// (one a thread), which on the H200 moves 1.006-1.011x the driver's device copy where a
+/// one-wave striding grid moved 0.93x (bench/results/2026-12-02-h200/run60). `copy_cp_async`:
+/// one wave of its contract's blocks per SM, no more than the route's cubin holds (fewer
+/// where an SM holds 1536 threads), fewer when there is less work. Both loop over what the
+/// grid does not cover.
 pub fn default_config(gpu: &Gpu, kernel: CopyKernel, n_vec: u64) -> LaunchConfig {
-    let per_sm = crate::ops::rows::wave_blocks_per_sm(
-        gpu,
-        kernel.name(),
-        CopyKernel::BLOCK,
-        kernel.blocks_per_sm(),
-    );
-    let wave = u64::from(gpu.device().sm_count.max(1) * per_sm);
     let needed = n_vec.div_ceil(u64::from(CopyKernel::BLOCK)).max(1);
-    LaunchConfig::linear(needed.min(wave) as u32, CopyKernel::BLOCK)
+    let blocks = match kernel {
+        CopyKernel::Vec16 => needed.min(MAX_GRID_X),
+        CopyKernel::CpAsync => {
+            let per_sm = crate::ops::rows::wave_blocks_per_sm(
+                gpu,
+                kernel.name(),
+                CopyKernel::BLOCK,
+                CP_ASYNC_BLOCKS_PER_SM,
+            );
+            needed.min(u64::from(gpu.device().sm_count.max(1) * per_sm))
+        }
+    };
+    LaunchConfig::linear(blocks as u32, CopyKernel::BLOCK)
 }
 
 /// Copies `src` into `dst` on `stream` with the default geometry. Both must be 16-byte
-/// aligned, of equal length, a multiple of 16 bytes, and disjoint.
+/// aligned, of equal length, a multiple of 16 bytes, and disjoint. Empty buffers launch
+/// nothing (the record's grid is empty).
 pub fn copy<T: DeviceCopy>(
     gpu: &Gpu,
     stream: &Stream,
     kernel: CopyKernel,
     src: &DeviceSlice<T>,
     dst: &mut DeviceSlice<T>,
-) -> Result<(), Error> {
+) -> Result<Launched, Error> {
     let n_vec = check_buffers(src, dst)?;
     if n_vec == 0 {
-        return Ok(());
+        return Ok(Launched {
+            kernel: kernel.name(),
+            config: LaunchConfig::linear(0, CopyKernel::BLOCK),
+            choice: "nothing to copy".into(),
+        });
     }
     launch(
         gpu,
@@ -89,7 +101,7 @@ pub fn copy_with<T: DeviceCopy>(
     src: &DeviceSlice<T>,
     dst: &mut DeviceSlice<T>,
     config: &LaunchConfig,
-) -> Result<(), Error> {
+) -> Result<Launched, Error> {
     let n_vec = check_buffers(src, dst)?;
     if !config.is_linear() {
         return Err(LaunchError::Geometry {
@@ -133,20 +145,26 @@ fn launch<T: DeviceCopy>(
     dst: &mut DeviceSlice<T>,
     n_vec: u64,
     config: &LaunchConfig,
-) -> Result<(), Error> {
+) -> Result<Launched, Error> {
     let s: DevicePointer<U8x16> = src.as_device_ptr().cast();
     let d: DevicePointer<U8x16> = dst.as_device_ptr().cast();
     // SAFETY: `check_buffers` proved both buffers hold `n_vec` aligned 16-byte vectors and do
     // not overlap; the kernels touch exactly indices 0..n_vec of each.
     unsafe {
         match kernel {
-            CopyKernel::Vec16 => gpu
-                .kernel::<CopyVec16>()?
-                .launch(stream, config, (s, d, n_vec)),
+            CopyKernel::Vec16 => {
+                gpu.kernel::<CopyVec16>()?
+                    .launch(stream, config, (s, d, n_vec))?
+            }
             CopyKernel::CpAsync => {
                 gpu.kernel::<CopyCpAsync>()?
-                    .launch(stream, config, (s, d, n_vec))
+                    .launch(stream, config, (s, d, n_vec))?
             }
         }
     }
+    Ok(Launched {
+        kernel: kernel.name(),
+        config: *config,
+        choice: "grid-stride".into(),
+    })
 }

@@ -14,8 +14,8 @@ pub mod plan;
 
 pub use plan::{Choice, Dtype, Layout, Plan, PlanError, Problem, Schedule, Tier, Workspace};
 
-use super::buffer;
 use super::rows::check_disjoint;
+use super::{buffer, Launched};
 use crate::kernels as l;
 use crate::runtime::{ArtifactKind, Bf16, Error, Gpu, LaunchConfig, LaunchError, F16};
 use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
@@ -103,6 +103,25 @@ impl GemmLaunch {
             line += &format!(" prepare_route={}", prepare.brief());
         }
         Ok(line)
+    }
+}
+
+impl GemmLaunch {
+    /// The GEMM kernel's launch geometry (the operand pass, where one runs, has its own).
+    pub fn config(&self) -> LaunchConfig {
+        LaunchConfig::linear(self.plan.grid, self.plan.block)
+            .with_dynamic_smem(self.plan.dynamic_smem_bytes)
+            .with_programmatic_dependent(self.programmatic)
+    }
+
+    /// The record every op returns: the GEMM entry point, its geometry, and this call's
+    /// words (`Display`) as the choice.
+    pub fn launched(&self) -> Result<Launched, Error> {
+        Ok(Launched {
+            kernel: crate::runtime::kernel_info(&self.plan.entry)?.name,
+            config: self.config(),
+            choice: self.to_string().into(),
+        })
     }
 }
 
@@ -601,9 +620,7 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         beta: desc.beta,
         flags: pl.flags,
     };
-    let config = LaunchConfig::linear(pl.grid, pl.block)
-        .with_dynamic_smem(pl.dynamic_smem_bytes)
-        .with_programmatic_dependent(launch.programmatic);
+    let config = launch.config();
     // SAFETY: gemm_plan checked that A, B, C and bias cover every element the kernel
     // indexes (spans from the leading dimensions), that the touched part of C overlaps no
     // input, and computed the vector-access flags from these exact addresses and leading

@@ -8,20 +8,16 @@
 //! cubins, `rmsnorm_bwd_cluster` for rows whose block would hold an SM alone: the two CTAs
 //! of a thread-block cluster share each row, one column half each ([`cluster_geometry`]).
 
-use super::buffer;
 use super::rows::{
-    check_disjoint, check_rows_cols, chunk_elems, entry_name, plan_rows, shape_error, tensor_bytes,
-    Launched, RowGeometry, RowKernel, Storage, Threads, Walk,
+    check_disjoint, check_rows_cols, chunk_elems, plan_rows, shape_error, tensor_bytes,
+    RowGeometry, RowKernel, Walk,
 };
+use super::{buffer, Launched, Threads};
 use crate::kernels::{
-    RmsnormBwdBf16, RmsnormBwdClusterBf16, RmsnormBwdClusterF16, RmsnormBwdClusterF32,
-    RmsnormBwdF16, RmsnormBwdF32, RmsnormDweightBf16, RmsnormDweightF16, RmsnormDweightF32,
-    RmsnormFwdBf16, RmsnormFwdF16, RmsnormFwdF32, RmsnormFwdResidualBf16, RmsnormFwdResidualF16,
-    RmsnormFwdResidualF32,
+    RmsnormBwd, RmsnormBwdCluster, RmsnormDweight, RmsnormFwd, RmsnormFwdResidual,
 };
-use crate::runtime::{
-    ArtifactKind, Bf16, Error, Gpu, KernelSpec, LaunchConfig, LaunchError, Route, F16,
-};
+use crate::runtime::launchers::Dtype;
+use crate::runtime::{ArtifactKind, Error, Gpu, KernelSpec, LaunchConfig, LaunchError, Route};
 use cust::memory::{DevicePointer, DeviceSlice};
 use cust::stream::Stream;
 
@@ -40,7 +36,7 @@ pub const FWD_RESIDUAL: RowKernel = RowKernel {
 };
 /// The backward kernel (x and dy resident, 4 chunks each; up to 1024 threads per row where
 /// the cubin's `__launch_bounds__` allow it: sm_90. Builds for older arches take 512 and
-/// stream longer rows; see [`bwd_kernel`]).
+/// stream longer rows; see `bwd_kernel`).
 pub const BWD: RowKernel = RowKernel {
     name: "rmsnorm_bwd",
     resident_chunks: 4,
@@ -78,220 +74,6 @@ impl Default for RmsNormOptions {
     }
 }
 
-/// The launchers of one storage dtype.
-pub trait RmsNormElem: Storage {
-    /// # Safety
-    /// The pointers address buffers of this context holding `rows * cols` (x, y) and `cols`
-    /// (w) elements; y overlaps neither input.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn fwd(
-        gpu: &Gpu,
-        stream: &Stream,
-        config: &LaunchConfig,
-        x: DevicePointer<Self>,
-        w: DevicePointer<Self>,
-        y: DevicePointer<Self>,
-        rows: u32,
-        cols: u32,
-        eps: f32,
-    ) -> Result<(), Error>;
-
-    /// # Safety
-    /// As [`RmsNormElem::fwd`]; `residual_in` may equal `residual_out` (each element is read
-    /// before it is written, by the same thread) and overlaps nothing else.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn fwd_residual(
-        gpu: &Gpu,
-        stream: &Stream,
-        config: &LaunchConfig,
-        x: DevicePointer<Self>,
-        residual_in: DevicePointer<Self>,
-        residual_out: DevicePointer<Self>,
-        w: DevicePointer<Self>,
-        y: DevicePointer<Self>,
-        rows: u32,
-        cols: u32,
-        eps: f32,
-    ) -> Result<(), Error>;
-
-    /// Launches the backward kernel `entry`; the cluster kernel's grid is checked to be whole
-    /// clusters first ([`check_cluster_grid`]).
-    ///
-    /// # Safety
-    /// x, dy, dx hold `rows * cols` elements, w `cols`, partial one row of `round_up(cols, 4)`
-    /// floats per row range (`gridDim.x / ctas_per_row`), 16-byte aligned; outputs overlap
-    /// nothing.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn bwd(
-        gpu: &Gpu,
-        stream: &Stream,
-        entry: BwdEntry,
-        config: &LaunchConfig,
-        x: DevicePointer<Self>,
-        w: DevicePointer<Self>,
-        dy: DevicePointer<Self>,
-        dx: DevicePointer<Self>,
-        partial: DevicePointer<f32>,
-        rows: u32,
-        cols: u32,
-        rows_per_block: u32,
-        eps: f32,
-    ) -> Result<(), Error>;
-
-    /// Resident blocks per SM of the backward kernel `entry` at this block size and dynamic
-    /// shared memory (the driver's occupancy calculator).
-    fn bwd_blocks_per_sm(
-        gpu: &Gpu,
-        entry: BwdEntry,
-        threads: u32,
-        smem_bytes: u32,
-    ) -> Result<u32, Error>;
-    /// The loaded backward kernel's threads-per-block limit (its `__launch_bounds__`).
-    fn bwd_max_threads(gpu: &Gpu) -> Result<u32, Error>;
-
-    /// # Safety
-    /// partial holds `blocks * round_up(cols, 4)` floats, 16-byte aligned; dw `cols` elements.
-    unsafe fn dweight(
-        gpu: &Gpu,
-        stream: &Stream,
-        config: &LaunchConfig,
-        partial: DevicePointer<f32>,
-        dw: DevicePointer<Self>,
-        blocks: u32,
-        cols: u32,
-    ) -> Result<(), Error>;
-}
-
-macro_rules! rmsnorm_elem {
-    ($t:ty, $fwd:ty, $res:ty, $bwd:ty, $cluster:ty, $dw:ty) => {
-        impl RmsNormElem for $t {
-            unsafe fn fwd(
-                gpu: &Gpu,
-                stream: &Stream,
-                config: &LaunchConfig,
-                x: DevicePointer<Self>,
-                w: DevicePointer<Self>,
-                y: DevicePointer<Self>,
-                rows: u32,
-                cols: u32,
-                eps: f32,
-            ) -> Result<(), Error> {
-                gpu.kernel::<$fwd>()?
-                    .launch(stream, config, (x, w, y, rows, cols, eps))
-            }
-
-            unsafe fn fwd_residual(
-                gpu: &Gpu,
-                stream: &Stream,
-                config: &LaunchConfig,
-                x: DevicePointer<Self>,
-                residual_in: DevicePointer<Self>,
-                residual_out: DevicePointer<Self>,
-                w: DevicePointer<Self>,
-                y: DevicePointer<Self>,
-                rows: u32,
-                cols: u32,
-                eps: f32,
-            ) -> Result<(), Error> {
-                gpu.kernel::<$res>()?.launch(
-                    stream,
-                    config,
-                    (x, residual_in, residual_out, w, y, rows, cols, eps),
-                )
-            }
-
-            unsafe fn bwd(
-                gpu: &Gpu,
-                stream: &Stream,
-                entry: BwdEntry,
-                config: &LaunchConfig,
-                x: DevicePointer<Self>,
-                w: DevicePointer<Self>,
-                dy: DevicePointer<Self>,
-                dx: DevicePointer<Self>,
-                partial: DevicePointer<f32>,
-                rows: u32,
-                cols: u32,
-                rows_per_range: u32,
-                eps: f32,
-            ) -> Result<(), Error> {
-                match entry {
-                    BwdEntry::WholeRow => gpu.kernel::<$bwd>()?.launch(
-                        stream,
-                        config,
-                        (x, w, dy, dx, partial, rows, cols, rows_per_range, eps),
-                    ),
-                    BwdEntry::ClusterHalves => {
-                        check_cluster_grid(<$cluster>::info().name, config)?;
-                        gpu.kernel::<$cluster>()?.launch(
-                            stream,
-                            config,
-                            (x, w, dy, dx, partial, rows, cols, rows_per_range, eps),
-                        )
-                    }
-                }
-            }
-
-            fn bwd_blocks_per_sm(
-                gpu: &Gpu,
-                entry: BwdEntry,
-                threads: u32,
-                smem_bytes: u32,
-            ) -> Result<u32, Error> {
-                match entry {
-                    BwdEntry::WholeRow => gpu
-                        .kernel::<$bwd>()?
-                        .max_active_blocks_per_sm(threads, smem_bytes),
-                    BwdEntry::ClusterHalves => gpu
-                        .kernel::<$cluster>()?
-                        .max_active_blocks_per_sm(threads, smem_bytes),
-                }
-            }
-            fn bwd_max_threads(gpu: &Gpu) -> Result<u32, Error> {
-                Ok(gpu.kernel::<$bwd>()?.limits().max_threads_per_block)
-            }
-
-            unsafe fn dweight(
-                gpu: &Gpu,
-                stream: &Stream,
-                config: &LaunchConfig,
-                partial: DevicePointer<f32>,
-                dw: DevicePointer<Self>,
-                blocks: u32,
-                cols: u32,
-            ) -> Result<(), Error> {
-                gpu.kernel::<$dw>()?
-                    .launch(stream, config, (partial, dw, blocks, cols))
-            }
-        }
-    };
-}
-
-rmsnorm_elem!(
-    Bf16,
-    RmsnormFwdBf16,
-    RmsnormFwdResidualBf16,
-    RmsnormBwdBf16,
-    RmsnormBwdClusterBf16,
-    RmsnormDweightBf16
-);
-rmsnorm_elem!(
-    F16,
-    RmsnormFwdF16,
-    RmsnormFwdResidualF16,
-    RmsnormBwdF16,
-    RmsnormBwdClusterF16,
-    RmsnormDweightF16
-);
-rmsnorm_elem!(
-    f32,
-    RmsnormFwdF32,
-    RmsnormFwdResidualF32,
-    RmsnormBwdF32,
-    RmsnormBwdClusterF32,
-    RmsnormDweightF32
-);
-
 fn check_eps(kernel: &'static str, eps: f32) -> Result<(), Error> {
     if eps.is_finite() && eps >= 0.0 {
         Ok(())
@@ -302,7 +84,7 @@ fn check_eps(kernel: &'static str, eps: f32) -> Result<(), Error> {
 
 /// `y = rmsnorm(x) * w` over rows of `cols`: x and y hold `rows * cols` elements, w `cols`.
 #[allow(clippy::too_many_arguments)]
-pub fn rmsnorm<T: RmsNormElem>(
+pub fn rmsnorm<T: Dtype>(
     gpu: &Gpu,
     stream: &Stream,
     x: &DeviceSlice<T>,
@@ -312,7 +94,8 @@ pub fn rmsnorm<T: RmsNormElem>(
     cols: usize,
     opts: &RmsNormOptions,
 ) -> Result<Launched, Error> {
-    let (r, c, launched) = plan_rows::<T>(&FWD, rows, cols, opts.threads)?;
+    let entry = RmsnormFwd::<T>::info().name;
+    let (r, c, launched) = plan_rows::<T>(&FWD, entry, rows, cols, opts.threads)?;
     check_eps(launched.kernel, opts.eps)?;
     let (xb, wb, yb) = (buffer("x", x), buffer("w", w), buffer("y", y));
     xb.at_least(tensor_bytes::<T>(rows, cols))?;
@@ -322,16 +105,17 @@ pub fn rmsnorm<T: RmsNormElem>(
     // SAFETY: the lengths cover rows * cols (x, y) and cols (w) elements, y overlaps
     // neither input; the kernel touches exactly those elements.
     unsafe {
-        T::fwd(
-            gpu,
+        gpu.kernel::<RmsnormFwd<T>>()?.launch(
             stream,
             &launched.config,
-            x.as_device_ptr(),
-            w.as_device_ptr(),
-            y.as_device_ptr(),
-            r,
-            c,
-            opts.eps,
+            (
+                x.as_device_ptr(),
+                w.as_device_ptr(),
+                y.as_device_ptr(),
+                r,
+                c,
+                opts.eps,
+            ),
         )?
     };
     Ok(launched)
@@ -340,7 +124,7 @@ pub fn rmsnorm<T: RmsNormElem>(
 /// The fused residual add, in place: `residual += x` (rounded to the storage type), then
 /// `y = rmsnorm(residual) * w` of the updated residual.
 #[allow(clippy::too_many_arguments)]
-pub fn rmsnorm_residual<T: RmsNormElem>(
+pub fn rmsnorm_residual<T: Dtype>(
     gpu: &Gpu,
     stream: &Stream,
     x: &DeviceSlice<T>,
@@ -368,7 +152,7 @@ pub fn rmsnorm_residual<T: RmsNormElem>(
 /// The fused residual add into a separate buffer: `residual_out = residual_in + x`, then
 /// `y = rmsnorm(residual_out) * w`.
 #[allow(clippy::too_many_arguments)]
-pub fn rmsnorm_residual_into<T: RmsNormElem>(
+pub fn rmsnorm_residual_into<T: Dtype>(
     gpu: &Gpu,
     stream: &Stream,
     x: &DeviceSlice<T>,
@@ -396,7 +180,7 @@ pub fn rmsnorm_residual_into<T: RmsNormElem>(
 
 /// `residual`: the written residual buffer and the (in, out) pointers.
 #[allow(clippy::too_many_arguments)]
-fn residual_launch<T: RmsNormElem>(
+fn residual_launch<T: Dtype>(
     gpu: &Gpu,
     stream: &Stream,
     x: &DeviceSlice<T>,
@@ -411,7 +195,8 @@ fn residual_launch<T: RmsNormElem>(
     cols: usize,
     opts: &RmsNormOptions,
 ) -> Result<Launched, Error> {
-    let (r, c, launched) = plan_rows::<T>(&FWD_RESIDUAL, rows, cols, opts.threads)?;
+    let entry = RmsnormFwdResidual::<T>::info().name;
+    let (r, c, launched) = plan_rows::<T>(&FWD_RESIDUAL, entry, rows, cols, opts.threads)?;
     check_eps(launched.kernel, opts.eps)?;
     let (rb, rin, rout) = residual;
     let (xb, wb, yb) = (buffer("x", x), buffer("w", w), buffer("y", y));
@@ -423,18 +208,19 @@ fn residual_launch<T: RmsNormElem>(
     // SAFETY: lengths cover the shape; y and the written residual overlap no other buffer
     // (residual_in may be residual_out: each element is read, then written, by one thread).
     unsafe {
-        T::fwd_residual(
-            gpu,
+        gpu.kernel::<RmsnormFwdResidual<T>>()?.launch(
             stream,
             &launched.config,
-            x.as_device_ptr(),
-            rin,
-            rout,
-            w.as_device_ptr(),
-            y.as_device_ptr(),
-            r,
-            c,
-            opts.eps,
+            (
+                x.as_device_ptr(),
+                rin,
+                rout,
+                w.as_device_ptr(),
+                y.as_device_ptr(),
+                r,
+                c,
+                opts.eps,
+            ),
         )?
     };
     Ok(launched)
@@ -480,6 +266,14 @@ impl BwdEntry {
         match self {
             BwdEntry::WholeRow => 1,
             BwdEntry::ClusterHalves => CLUSTER_CTAS,
+        }
+    }
+
+    /// Its entry point for `T`: `rmsnorm_bwd_bf16`, `rmsnorm_bwd_cluster_bf16`.
+    fn entry<T: Dtype>(self) -> &'static str {
+        match self {
+            BwdEntry::WholeRow => RmsnormBwd::<T>::info().name,
+            BwdEntry::ClusterHalves => RmsnormBwdCluster::<T>::info().name,
         }
     }
 }
@@ -648,15 +442,19 @@ fn split_rows(rows: usize, rows_per_group: u32, ranges: usize) -> (u32, u32) {
 }
 
 /// Plans a backward launch of `rows x cols` on this GPU (for the workspace size).
-pub fn rmsnorm_backward_plan<T: RmsNormElem>(
+pub fn rmsnorm_backward_plan<T: Dtype>(
     gpu: &Gpu,
     rows: usize,
     cols: usize,
     opts: &RmsNormBwdOptions,
 ) -> Result<RmsNormBwdPlan, Error> {
-    let name = entry_name::<T>(BWD.name)?;
+    let name = BwdEntry::WholeRow.entry::<T>();
     check_rows_cols(name, rows, cols)?;
-    let kernel = bwd_kernel(T::bwd_max_threads(gpu)?);
+    let max_threads = gpu
+        .kernel::<RmsnormBwd<T>>()?
+        .limits()
+        .max_threads_per_block;
+    let kernel = bwd_kernel(max_threads);
     let whole = RowGeometry::select::<T>(&kernel, cols, opts.threads)?;
     let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block)?;
     // Whether a whole-row block would hold its SM alone is asked of the driver only where
@@ -703,13 +501,21 @@ pub fn rmsnorm_backward_plan<T: RmsNormElem>(
 
 /// Resident blocks per SM of a backward kernel at this block size and shared memory (the
 /// driver's occupancy calculator, with the function's limit already raised), at least 1.
-fn resident_blocks<T: RmsNormElem>(
+fn resident_blocks<T: Dtype>(
     gpu: &Gpu,
     entry: BwdEntry,
     threads: u32,
     smem_bytes: u32,
 ) -> Result<u32, Error> {
-    Ok(T::bwd_blocks_per_sm(gpu, entry, threads, smem_bytes)?.max(1))
+    let blocks = match entry {
+        BwdEntry::WholeRow => gpu
+            .kernel::<RmsnormBwd<T>>()?
+            .max_active_blocks_per_sm(threads, smem_bytes)?,
+        BwdEntry::ClusterHalves => gpu
+            .kernel::<RmsnormBwdCluster<T>>()?
+            .max_active_blocks_per_sm(threads, smem_bytes)?,
+    };
+    Ok(blocks.max(1))
 }
 
 /// The backward pass: dx (`rows * cols`) and dw (`cols`) from x, w and dy. `workspace`
@@ -717,7 +523,7 @@ fn resident_blocks<T: RmsNormElem>(
 /// [`rmsnorm_backward_plan`] makes with the same options. Two launches: the rows, then the
 /// fixed-order sum of the per-block dw rows.
 #[allow(clippy::too_many_arguments)]
-pub fn rmsnorm_backward<T: RmsNormElem>(
+pub fn rmsnorm_backward<T: Dtype>(
     gpu: &Gpu,
     stream: &Stream,
     x: &DeviceSlice<T>,
@@ -730,8 +536,8 @@ pub fn rmsnorm_backward<T: RmsNormElem>(
     cols: usize,
     opts: &RmsNormBwdOptions,
 ) -> Result<[Launched; 2], Error> {
-    let name = entry_name::<T>(BWD.name)?;
-    let dw_name = entry_name::<T>("rmsnorm_dweight")?;
+    let name = BwdEntry::WholeRow.entry::<T>();
+    let dw_name = RmsnormDweight::<T>::info().name;
     let (r, c) = check_rows_cols(name, rows, cols)?;
     check_eps(name, opts.eps)?;
     let plan = rmsnorm_backward_plan::<T>(gpu, rows, cols, opts)?;
@@ -754,9 +560,9 @@ pub fn rmsnorm_backward<T: RmsNormElem>(
     check_disjoint(&[dxb, dwb, ws], &[xb, wb, dyb])?;
 
     let main = Launched {
-        kernel: entry_name::<T>(plan.kernel.name)?,
+        kernel: plan.entry.entry::<T>(),
         config: plan.config(),
-        choice: plan.describe::<T>(),
+        choice: plan.describe::<T>().into(),
     };
     let reduce = Launched {
         kernel: dw_name,
@@ -764,7 +570,7 @@ pub fn rmsnorm_backward<T: RmsNormElem>(
             cols.div_ceil(DWEIGHT_COLS_PER_BLOCK) as u32,
             DWEIGHT_THREADS,
         ),
-        choice: format!("partial_rows={}", plan.blocks),
+        choice: format!("partial_rows={}", plan.blocks).into(),
     };
     if reduce.config.grid[0] > i32::MAX as u32 {
         return Err(LaunchError::Geometry {
@@ -775,33 +581,34 @@ pub fn rmsnorm_backward<T: RmsNormElem>(
         .into());
     }
     let partial = workspace.as_device_ptr();
+    let (x, w, dy, dx) = (
+        x.as_device_ptr(),
+        w.as_device_ptr(),
+        dy.as_device_ptr(),
+        dx.as_device_ptr(),
+    );
+    let args = (x, w, dy, dx, partial, r, c, plan.rows_per_block, opts.eps);
+    if plan.entry == BwdEntry::ClusterHalves {
+        check_cluster_grid(main.kernel, &main.config)?;
+    }
     // SAFETY: lengths cover the shape and the plan's workspace (16-byte aligned, as the
-    // float4 stores need); the outputs overlap no other buffer. The second launch reads the
-    // workspace the first wrote, in stream order.
+    // float4 stores need); the outputs overlap no other buffer; a cluster launch is whole
+    // clusters. The second launch reads the workspace the first wrote, in stream order.
     unsafe {
-        T::bwd(
-            gpu,
-            stream,
-            plan.entry,
-            &main.config,
-            x.as_device_ptr(),
-            w.as_device_ptr(),
-            dy.as_device_ptr(),
-            dx.as_device_ptr(),
-            partial,
-            r,
-            c,
-            plan.rows_per_block,
-            opts.eps,
-        )?;
-        T::dweight(
-            gpu,
+        match plan.entry {
+            BwdEntry::WholeRow => {
+                gpu.kernel::<RmsnormBwd<T>>()?
+                    .launch(stream, &main.config, args)?
+            }
+            BwdEntry::ClusterHalves => {
+                gpu.kernel::<RmsnormBwdCluster<T>>()?
+                    .launch(stream, &main.config, args)?
+            }
+        }
+        gpu.kernel::<RmsnormDweight<T>>()?.launch(
             stream,
             &reduce.config,
-            partial,
-            dw.as_device_ptr(),
-            plan.blocks,
-            c,
+            (partial, dw.as_device_ptr(), plan.blocks, c),
         )?;
     }
     Ok([main, reduce])
@@ -811,6 +618,7 @@ pub fn rmsnorm_backward<T: RmsNormElem>(
 mod tests {
     use super::*;
     use crate::ops::rows::cu_constant;
+    use crate::runtime::{Bf16, F16};
 
     #[test]
     fn kernel_constants_match_cuda_rmsnorm_cu() {

@@ -1,26 +1,23 @@
 //! Rotary position embedding in place (`cuda/rope.cu`) on q `[tokens, q_heads, head_dim]` and
 //! k `[tokens, k_heads, head_dim]`, with cos and sin tables `[tokens, head_dim / 2]` in the
 //! storage dtype. For pair p of a head, (a, b) becomes (a cos - b sin, b cos + a sin), where
-//! (a, b) is (x[p], x[p + head_dim / 2]) for [`Pairing::Neox`] and (x[2p], x[2p + 1]) for
+//! (a, b) is `(x[p], x[p + head_dim / 2])` for [`Pairing::Neox`] and `(x[2p], x[2p + 1])` for
 //! [`Pairing::Gptj`].
 
-use super::buffer;
-use super::rows::{
-    check_disjoint, chunk_elems, entry_name, shape_error, tensor_bytes, Launched, Storage,
-};
-use crate::kernels::{
-    RopeGptjBf16, RopeGptjF16, RopeGptjF32, RopeNeoxBf16, RopeNeoxF16, RopeNeoxF32,
-};
-use crate::runtime::{Bf16, BufferArg, Error, Gpu, LaunchConfig, F16};
+use super::rows::{check_disjoint, chunk_elems, shape_error, tensor_bytes};
+use super::{buffer, Launched};
+use crate::kernels::{RopeGptj, RopeNeox};
+use crate::runtime::launchers::Dtype;
+use crate::runtime::{BufferArg, Error, Gpu, KernelSpec, LaunchConfig};
 use cust::memory::{DevicePointer, DeviceSlice};
 use cust::stream::Stream;
 
 /// Which elements of a head a rotary pair joins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pairing {
-    /// (x[p], x[p + head_dim / 2]): rotate halves (GPT-NeoX, Llama).
+    /// `(x[p], x[p + head_dim / 2])`: rotate halves (GPT-NeoX, Llama).
     Neox,
-    /// (x[2p], x[2p + 1]): interleaved pairs (GPT-J).
+    /// `(x[2p], x[2p + 1])`: interleaved pairs (GPT-J).
     Gptj,
 }
 
@@ -29,6 +26,14 @@ impl Pairing {
         match self {
             Pairing::Neox => "neox",
             Pairing::Gptj => "gptj",
+        }
+    }
+
+    /// The entry point of this pairing for `T`: `rope_neox_bf16`.
+    fn entry<T: Dtype>(self) -> &'static str {
+        match self {
+            Pairing::Neox => RopeNeox::<T>::info().name,
+            Pairing::Gptj => RopeGptj::<T>::info().name,
         }
     }
 }
@@ -48,63 +53,6 @@ const MAX_THREADS: u32 = 512;
 const TARGET_THREADS: u32 = 256;
 /// Threads along a head on the elementwise path.
 const ELEMENT_THREADS_X: u32 = 32;
-
-/// The launchers of one storage dtype.
-pub trait RopeElem: Storage {
-    /// # Safety
-    /// q, k, cos and sin hold the shape's elements; q and k overlap nothing; `vector` only
-    /// when the alignment rule of `cuda/rope.cu` holds.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn launch(
-        gpu: &Gpu,
-        stream: &Stream,
-        pairing: Pairing,
-        config: &LaunchConfig,
-        q: DevicePointer<Self>,
-        k: DevicePointer<Self>,
-        cos: DevicePointer<Self>,
-        sin: DevicePointer<Self>,
-        shape: [u32; 4],
-        vector: u32,
-    ) -> Result<(), Error>;
-}
-
-macro_rules! rope_elem {
-    ($t:ty, $neox:ty, $gptj:ty) => {
-        impl RopeElem for $t {
-            unsafe fn launch(
-                gpu: &Gpu,
-                stream: &Stream,
-                pairing: Pairing,
-                config: &LaunchConfig,
-                q: DevicePointer<Self>,
-                k: DevicePointer<Self>,
-                cos: DevicePointer<Self>,
-                sin: DevicePointer<Self>,
-                shape: [u32; 4],
-                vector: u32,
-            ) -> Result<(), Error> {
-                let [t, qh, kh, d] = shape;
-                match pairing {
-                    Pairing::Neox => gpu.kernel::<$neox>()?.launch(
-                        stream,
-                        config,
-                        (q, k, cos, sin, t, qh, kh, d, vector),
-                    ),
-                    Pairing::Gptj => gpu.kernel::<$gptj>()?.launch(
-                        stream,
-                        config,
-                        (q, k, cos, sin, t, qh, kh, d, vector),
-                    ),
-                }
-            }
-        }
-    };
-}
-
-rope_elem!(Bf16, RopeNeoxBf16, RopeGptjBf16);
-rope_elem!(F16, RopeNeoxF16, RopeGptjF16);
-rope_elem!(f32, RopeNeoxF32, RopeGptjF32);
 
 /// Whether 16-byte accesses are valid for every row: NeoX needs head_dim / 2, GPT-J
 /// head_dim, to be a multiple of the chunk width, and every base 16-byte aligned.
@@ -137,7 +85,7 @@ fn block<T>(pairing: Pairing, head_dim: usize, heads: usize, vector: bool) -> [u
 
 /// Applies RoPE in place to q (and k when given; `k_heads` must be 0 without it).
 #[allow(clippy::too_many_arguments)]
-pub fn rope<T: RopeElem>(
+pub fn rope<T: Dtype>(
     gpu: &Gpu,
     stream: &Stream,
     pairing: Pairing,
@@ -147,7 +95,7 @@ pub fn rope<T: RopeElem>(
     sin: &DeviceSlice<T>,
     shape: RopeShape,
 ) -> Result<Launched, Error> {
-    let name = entry_name::<T>(&format!("rope_{}", pairing.name()))?;
+    let name = pairing.entry::<T>();
     let RopeShape {
         tokens,
         q_heads,
@@ -205,30 +153,31 @@ pub fn rope<T: RopeElem>(
             dynamic_smem_bytes: 0,
             programmatic_dependent: false,
         },
-        choice: format!("walk={}", if vector { "vector" } else { "elementwise" }),
+        choice: format!("walk={}", if vector { "vector" } else { "elementwise" }).into(),
     };
-    let dims = [
+    let args = (
+        q.as_device_ptr(),
+        k_ptr,
+        cos.as_device_ptr(),
+        sin.as_device_ptr(),
         tokens as u32,
         q_heads as u32,
         k_heads as u32,
         head_dim as u32,
-    ];
+        u32::from(vector),
+    );
     // SAFETY: q, k, cos and sin cover the shape; q and k overlap each other and the tables
     // nowhere; `vector` is set only when every row is 16-byte aligned for the kernel's
     // accesses (checked above).
     unsafe {
-        T::launch(
-            gpu,
-            stream,
-            pairing,
-            &launched.config,
-            q.as_device_ptr(),
-            k_ptr,
-            cos.as_device_ptr(),
-            sin.as_device_ptr(),
-            dims,
-            u32::from(vector),
-        )?
+        match pairing {
+            Pairing::Neox => gpu
+                .kernel::<RopeNeox<T>>()?
+                .launch(stream, &launched.config, args)?,
+            Pairing::Gptj => gpu
+                .kernel::<RopeGptj<T>>()?
+                .launch(stream, &launched.config, args)?,
+        }
     };
     Ok(launched)
 }
@@ -237,6 +186,7 @@ pub fn rope<T: RopeElem>(
 mod tests {
     use super::*;
     use crate::ops::rows::cu_constant;
+    use crate::runtime::Bf16;
 
     #[test]
     fn kernel_constants_match_cuda_rope_cu() {

@@ -1,5 +1,6 @@
-//! Shared by the fused row ops (`rmsnorm`, `softmax`, `swiglu`, `rope`): the storage dtypes,
-//! the row geometry selector, shape checks, and the record of what a launch chose.
+//! Shared by the fused row ops (`rmsnorm`, `softmax`, `swiglu`, `rope`): the row geometry
+//! selector and shape checks. Their storage types are the runtime's
+//! [`Dtype`](crate::runtime::launchers::Dtype)s.
 //!
 //! The row kernels (cuda/include/cubins/rows.cuh) run a block of `threads_per_row` x
 //! `rows_per_block` threads: each row group keeps up to `resident_chunks` 16-byte chunks per
@@ -8,27 +9,9 @@
 //! flight per thread), at least 16 per row (one per head or tail column), several rows per
 //! block when a row needs no more than a warp.
 
-use crate::runtime::{Bf16, BufferArg, Error, Gpu, LaunchConfig, LaunchError, F16};
-use cust::memory::DeviceCopy;
+use super::Launched;
+use crate::runtime::{BufferArg, Error, Gpu, LaunchConfig, LaunchError};
 use std::fmt;
-
-/// A storage dtype of the fused kernels (arithmetic is fp32 in every case).
-pub trait Storage: DeviceCopy + Copy + Default + 'static {
-    /// Entry-point suffix: `bf16`, `f16`, `f32`.
-    const NAME: &'static str;
-}
-
-impl Storage for Bf16 {
-    const NAME: &'static str = "bf16";
-}
-
-impl Storage for F16 {
-    const NAME: &'static str = "f16";
-}
-
-impl Storage for f32 {
-    const NAME: &'static str = "f32";
-}
 
 /// Bytes per vector access of the kernels.
 pub const CHUNK_BYTES: u32 = 16;
@@ -162,54 +145,27 @@ impl RowGeometry {
     }
 }
 
-/// What a fused op launched: the entry point and the geometry it chose. `stamp` joins it to
-/// the route the runtime took, for the STAMP line of a reading.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Launched {
-    pub kernel: &'static str,
-    pub config: LaunchConfig,
-    /// The geometry in words: `threads_per_row=64 rows_per_block=1 walk=resident`.
-    pub choice: String,
-}
-
-impl Launched {
-    pub fn stamp(&self, gpu: &Gpu) -> Result<String, Error> {
-        Ok(format!("{} {}", gpu.route(self.kernel)?, self))
-    }
-}
-
-impl fmt::Display for Launched {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let [gx, gy, gz] = self.config.grid;
-        let [bx, by, bz] = self.config.block;
-        write!(f, "grid={gx}x{gy}x{gz} block={bx}x{by}x{bz}")?;
-        if self.config.dynamic_smem_bytes > 0 {
-            write!(f, " smem={}", self.config.dynamic_smem_bytes)?;
-        }
-        write!(f, " {}", self.choice)
-    }
-}
-
-/// A one-row-group-per-row launch of `kernel` for `T`: the checked shape as kernel
-/// arguments, and the launch record.
-pub fn plan_rows<T: Storage>(
+/// A one-row-group-per-row launch of `kernel` (entry point `entry`) for `T`: the checked
+/// shape as kernel arguments, and the launch record.
+pub fn plan_rows<T>(
     kernel: &RowKernel,
+    entry: &'static str,
     rows: usize,
     cols: usize,
     threads: Threads,
 ) -> Result<(u32, u32, Launched), Error> {
-    let name = entry_name::<T>(kernel.name)?;
-    let (r, c) = check_rows_cols(name, rows, cols)?;
+    let (r, c) = check_rows_cols(entry, rows, cols)?;
     let g = RowGeometry::select::<T>(kernel, cols, threads)?;
     let launched = Launched {
-        kernel: name,
+        kernel: entry,
         config: g.config(rows),
         choice: format!(
             "threads_per_row={} rows_per_block={} walk={}",
             g.threads_per_row,
             g.rows_per_block,
             g.walk::<T>(kernel, cols)
-        ),
+        )
+        .into(),
     };
     Ok((r, c, launched))
 }
@@ -222,19 +178,6 @@ pub fn wave_blocks_per_sm(gpu: &Gpu, kernel: &str, threads: u32, wanted: u32) ->
         Ok(Some(held)) if held > 0 => wanted.min(held),
         _ => wanted,
     }
-}
-
-/// The entry point `prefix_dtype` as the static name the launcher table knows.
-pub fn entry_name<T: Storage>(prefix: &str) -> Result<&'static str, Error> {
-    let name = format!("{prefix}_{}", T::NAME);
-    crate::kernels::KERNELS
-        .iter()
-        .map(|k| k.name)
-        .find(|k| *k == name)
-        .ok_or_else(|| Error::UnknownKernel {
-            name,
-            available: crate::kernels::KERNELS.iter().map(|k| k.name).collect(),
-        })
 }
 
 /// A shape the kernel cannot take, as an `Err` naming the kernel and the rule.
@@ -304,6 +247,7 @@ pub(crate) fn cu_constant(source: &str, name: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::Bf16;
 
     const FWD: RowKernel = RowKernel {
         name: "rmsnorm_fwd",
@@ -379,7 +323,5 @@ mod tests {
         assert!(check_rows_cols("k", 4, MAX_COLS + 1).is_err());
         assert_eq!(check_rows_cols("k", 1, 7).unwrap(), (1, 7));
         assert_eq!(tensor_bytes::<Bf16>(3, 7), 42);
-        assert!(entry_name::<Bf16>("rmsnorm_fwd").is_ok_and(|n| n == "rmsnorm_fwd_bf16"));
-        assert!(entry_name::<f32>("no_such_kernel").is_err());
     }
 }

@@ -2,13 +2,12 @@
 //! (`cuda/softmax.cu`): forward `y = exp(x - max) / sum(exp(x - max))` and backward
 //! `dx = y * (dy - sum(y * dy))`. Any row length and alignment; bf16, f16 or f32 storage.
 
-use super::buffer;
-use super::rows::{check_disjoint, plan_rows, tensor_bytes, Launched, RowKernel, Storage, Threads};
-use crate::kernels::{
-    SoftmaxBwdBf16, SoftmaxBwdF16, SoftmaxBwdF32, SoftmaxFwdBf16, SoftmaxFwdF16, SoftmaxFwdF32,
-};
-use crate::runtime::{Bf16, Error, Gpu, LaunchConfig, F16};
-use cust::memory::{DevicePointer, DeviceSlice};
+use super::rows::{check_disjoint, plan_rows, tensor_bytes, RowKernel};
+use super::{buffer, Launched, Threads};
+use crate::kernels::{SoftmaxBwd, SoftmaxFwd};
+use crate::runtime::launchers::Dtype;
+use crate::runtime::{Error, Gpu, KernelSpec};
+use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 
 /// Forward: x resident, 8 chunks per thread, up to 1024 threads per row.
@@ -24,75 +23,9 @@ pub const BWD: RowKernel = RowKernel {
     max_threads: 1024,
 };
 
-/// The launchers of one storage dtype.
-pub trait SoftmaxElem: Storage {
-    /// # Safety
-    /// x and y hold `rows * cols` elements of this context and do not overlap.
-    unsafe fn fwd(
-        gpu: &Gpu,
-        stream: &Stream,
-        config: &LaunchConfig,
-        x: DevicePointer<Self>,
-        y: DevicePointer<Self>,
-        rows: u32,
-        cols: u32,
-    ) -> Result<(), Error>;
-
-    /// # Safety
-    /// y, dy and dx hold `rows * cols` elements; dx overlaps neither input.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn bwd(
-        gpu: &Gpu,
-        stream: &Stream,
-        config: &LaunchConfig,
-        y: DevicePointer<Self>,
-        dy: DevicePointer<Self>,
-        dx: DevicePointer<Self>,
-        rows: u32,
-        cols: u32,
-    ) -> Result<(), Error>;
-}
-
-macro_rules! softmax_elem {
-    ($t:ty, $fwd:ty, $bwd:ty) => {
-        impl SoftmaxElem for $t {
-            unsafe fn fwd(
-                gpu: &Gpu,
-                stream: &Stream,
-                config: &LaunchConfig,
-                x: DevicePointer<Self>,
-                y: DevicePointer<Self>,
-                rows: u32,
-                cols: u32,
-            ) -> Result<(), Error> {
-                gpu.kernel::<$fwd>()?
-                    .launch(stream, config, (x, y, rows, cols))
-            }
-
-            unsafe fn bwd(
-                gpu: &Gpu,
-                stream: &Stream,
-                config: &LaunchConfig,
-                y: DevicePointer<Self>,
-                dy: DevicePointer<Self>,
-                dx: DevicePointer<Self>,
-                rows: u32,
-                cols: u32,
-            ) -> Result<(), Error> {
-                gpu.kernel::<$bwd>()?
-                    .launch(stream, config, (y, dy, dx, rows, cols))
-            }
-        }
-    };
-}
-
-softmax_elem!(Bf16, SoftmaxFwdBf16, SoftmaxBwdBf16);
-softmax_elem!(F16, SoftmaxFwdF16, SoftmaxBwdF16);
-softmax_elem!(f32, SoftmaxFwdF32, SoftmaxBwdF32);
-
 /// `y = softmax(x)` over rows of `cols`; x and y hold `rows * cols` elements.
 #[allow(clippy::too_many_arguments)]
-pub fn softmax<T: SoftmaxElem>(
+pub fn softmax<T: Dtype>(
     gpu: &Gpu,
     stream: &Stream,
     x: &DeviceSlice<T>,
@@ -101,21 +34,18 @@ pub fn softmax<T: SoftmaxElem>(
     cols: usize,
     threads: Threads,
 ) -> Result<Launched, Error> {
-    let (r, c, launched) = plan_rows::<T>(&FWD, rows, cols, threads)?;
+    let entry = SoftmaxFwd::<T>::info().name;
+    let (r, c, launched) = plan_rows::<T>(&FWD, entry, rows, cols, threads)?;
     let (xb, yb) = (buffer("x", x), buffer("y", y));
     xb.at_least(tensor_bytes::<T>(rows, cols))?;
     yb.at_least(tensor_bytes::<T>(rows, cols))?;
     check_disjoint(&[yb], &[xb])?;
     // SAFETY: both buffers cover rows * cols elements and do not overlap.
     unsafe {
-        T::fwd(
-            gpu,
+        gpu.kernel::<SoftmaxFwd<T>>()?.launch(
             stream,
             &launched.config,
-            x.as_device_ptr(),
-            y.as_device_ptr(),
-            r,
-            c,
+            (x.as_device_ptr(), y.as_device_ptr(), r, c),
         )?
     };
     Ok(launched)
@@ -123,7 +53,7 @@ pub fn softmax<T: SoftmaxElem>(
 
 /// `dx = y * (dy - sum(y * dy))` per row, from the forward's output y.
 #[allow(clippy::too_many_arguments)]
-pub fn softmax_backward<T: SoftmaxElem>(
+pub fn softmax_backward<T: Dtype>(
     gpu: &Gpu,
     stream: &Stream,
     y: &DeviceSlice<T>,
@@ -133,7 +63,8 @@ pub fn softmax_backward<T: SoftmaxElem>(
     cols: usize,
     threads: Threads,
 ) -> Result<Launched, Error> {
-    let (r, c, launched) = plan_rows::<T>(&BWD, rows, cols, threads)?;
+    let entry = SoftmaxBwd::<T>::info().name;
+    let (r, c, launched) = plan_rows::<T>(&BWD, entry, rows, cols, threads)?;
     let (yb, dyb, dxb) = (buffer("y", y), buffer("dy", dy), buffer("dx", dx));
     for b in [&yb, &dyb, &dxb] {
         b.at_least(tensor_bytes::<T>(rows, cols))?;
@@ -141,15 +72,16 @@ pub fn softmax_backward<T: SoftmaxElem>(
     check_disjoint(&[dxb], &[yb, dyb])?;
     // SAFETY: all three cover rows * cols elements; dx overlaps neither input.
     unsafe {
-        T::bwd(
-            gpu,
+        gpu.kernel::<SoftmaxBwd<T>>()?.launch(
             stream,
             &launched.config,
-            y.as_device_ptr(),
-            dy.as_device_ptr(),
-            dx.as_device_ptr(),
-            r,
-            c,
+            (
+                y.as_device_ptr(),
+                dy.as_device_ptr(),
+                dx.as_device_ptr(),
+                r,
+                c,
+            ),
         )?
     };
     Ok(launched)

@@ -3,17 +3,12 @@
 //! (columns `0..cols`) then the up half (`cols..2 * cols`). bf16, f16 or f32 storage, any
 //! length and alignment.
 
-use super::buffer;
-use super::rows::{
-    check_disjoint, entry_name, plan_rows, shape_error, tensor_bytes, Launched, RowKernel, Storage,
-    Threads,
-};
-use crate::kernels::{
-    SwigluFwdBf16, SwigluFwdF16, SwigluFwdF32, SwigluFwdInterleavedBf16, SwigluFwdInterleavedF16,
-    SwigluFwdInterleavedF32,
-};
-use crate::runtime::{Bf16, Error, Gpu, LaunchConfig, F16};
-use cust::memory::{DevicePointer, DeviceSlice};
+use super::rows::{check_disjoint, plan_rows, shape_error, tensor_bytes, RowKernel};
+use super::{buffer, Launched, Threads};
+use crate::kernels::{SwigluFwd, SwigluFwdInterleaved};
+use crate::runtime::launchers::Dtype;
+use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig};
+use cust::memory::DeviceSlice;
 use cust::stream::Stream;
 
 /// The interleaved kernel walks rows with 4 chunks of each half in flight per thread.
@@ -27,80 +22,16 @@ pub const INTERLEAVED: RowKernel = RowKernel {
 const FLAT_THREADS: u32 = 256;
 const FLAT_BLOCKS_PER_SM: u32 = 8;
 
-/// The launchers of one storage dtype.
-pub trait SwigluElem: Storage {
-    /// # Safety
-    /// gate, up and out hold `n` elements; out overlaps neither input.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn flat(
-        gpu: &Gpu,
-        stream: &Stream,
-        config: &LaunchConfig,
-        gate: DevicePointer<Self>,
-        up: DevicePointer<Self>,
-        out: DevicePointer<Self>,
-        n: u64,
-    ) -> Result<(), Error>;
-
-    /// # Safety
-    /// gate_up holds `rows * 2 * cols` elements and out `rows * cols`; they do not overlap.
-    unsafe fn interleaved(
-        gpu: &Gpu,
-        stream: &Stream,
-        config: &LaunchConfig,
-        gate_up: DevicePointer<Self>,
-        out: DevicePointer<Self>,
-        rows: u32,
-        cols: u32,
-    ) -> Result<(), Error>;
-}
-
-macro_rules! swiglu_elem {
-    ($t:ty, $flat:ty, $inter:ty) => {
-        impl SwigluElem for $t {
-            unsafe fn flat(
-                gpu: &Gpu,
-                stream: &Stream,
-                config: &LaunchConfig,
-                gate: DevicePointer<Self>,
-                up: DevicePointer<Self>,
-                out: DevicePointer<Self>,
-                n: u64,
-            ) -> Result<(), Error> {
-                gpu.kernel::<$flat>()?
-                    .launch(stream, config, (gate, up, out, n))
-            }
-
-            unsafe fn interleaved(
-                gpu: &Gpu,
-                stream: &Stream,
-                config: &LaunchConfig,
-                gate_up: DevicePointer<Self>,
-                out: DevicePointer<Self>,
-                rows: u32,
-                cols: u32,
-            ) -> Result<(), Error> {
-                gpu.kernel::<$inter>()?
-                    .launch(stream, config, (gate_up, out, rows, cols))
-            }
-        }
-    };
-}
-
-swiglu_elem!(Bf16, SwigluFwdBf16, SwigluFwdInterleavedBf16);
-swiglu_elem!(F16, SwigluFwdF16, SwigluFwdInterleavedF16);
-swiglu_elem!(f32, SwigluFwdF32, SwigluFwdInterleavedF32);
-
 /// `out[i] = silu(gate[i]) * up[i]` for the `out.len()` elements of out (gate and up hold at
 /// least as many).
-pub fn swiglu<T: SwigluElem>(
+pub fn swiglu<T: Dtype>(
     gpu: &Gpu,
     stream: &Stream,
     gate: &DeviceSlice<T>,
     up: &DeviceSlice<T>,
     out: &mut DeviceSlice<T>,
 ) -> Result<Launched, Error> {
-    let name = entry_name::<T>("swiglu_fwd")?;
+    let name = SwigluFwd::<T>::info().name;
     let n = out.len();
     if n == 0 {
         return Err(shape_error(name, "at least one element"));
@@ -118,18 +49,19 @@ pub fn swiglu<T: SwigluElem>(
     let launched = Launched {
         kernel: name,
         config: LaunchConfig::linear(blocks, FLAT_THREADS),
-        choice: format!("flat n={n}"),
+        choice: format!("flat n={n}").into(),
     };
     // SAFETY: gate and up hold at least n elements, out exactly n; out overlaps neither.
     unsafe {
-        T::flat(
-            gpu,
+        gpu.kernel::<SwigluFwd<T>>()?.launch(
             stream,
             &launched.config,
-            gate.as_device_ptr(),
-            up.as_device_ptr(),
-            out.as_device_ptr(),
-            n as u64,
+            (
+                gate.as_device_ptr(),
+                up.as_device_ptr(),
+                out.as_device_ptr(),
+                n as u64,
+            ),
         )?
     };
     Ok(launched)
@@ -137,7 +69,7 @@ pub fn swiglu<T: SwigluElem>(
 
 /// `out[r][c] = silu(gate_up[r][c]) * gate_up[r][cols + c]`: gate_up holds `rows * 2 * cols`
 /// elements, out `rows * cols`.
-pub fn swiglu_interleaved<T: SwigluElem>(
+pub fn swiglu_interleaved<T: Dtype>(
     gpu: &Gpu,
     stream: &Stream,
     gate_up: &DeviceSlice<T>,
@@ -146,21 +78,18 @@ pub fn swiglu_interleaved<T: SwigluElem>(
     cols: usize,
     threads: Threads,
 ) -> Result<Launched, Error> {
-    let (r, c, launched) = plan_rows::<T>(&INTERLEAVED, rows, cols, threads)?;
+    let entry = SwigluFwdInterleaved::<T>::info().name;
+    let (r, c, launched) = plan_rows::<T>(&INTERLEAVED, entry, rows, cols, threads)?;
     let (gub, ob) = (buffer("gate_up", gate_up), buffer("out", out));
     gub.at_least(2 * tensor_bytes::<T>(rows, cols))?;
     ob.at_least(tensor_bytes::<T>(rows, cols))?;
     check_disjoint(&[ob], &[gub])?;
     // SAFETY: gate_up covers rows * 2 * cols elements, out rows * cols; disjoint.
     unsafe {
-        T::interleaved(
-            gpu,
+        gpu.kernel::<SwigluFwdInterleaved<T>>()?.launch(
             stream,
             &launched.config,
-            gate_up.as_device_ptr(),
-            out.as_device_ptr(),
-            r,
-            c,
+            (gate_up.as_device_ptr(), out.as_device_ptr(), r, c),
         )?
     };
     Ok(launched)

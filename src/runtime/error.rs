@@ -2,7 +2,8 @@
 //! what to do; nothing here calls the driver, so an error formats even where no driver loads.
 
 use super::launch::LaunchError;
-use super::route::NoRoute;
+use super::preflight::{cuda_text, driver_needed, DriverTooOld};
+use super::route::{ArtifactKind, NoRoute};
 use crate::registry::RegistryError;
 use std::fmt;
 
@@ -31,6 +32,8 @@ pub enum Error {
     },
     Registry(RegistryError),
     NoRoute(NoRoute),
+    /// The driver is older than the artifact a route loads needs.
+    DriverTooOld(DriverTooOld),
     Launch(LaunchError),
     /// A kernel name that has no typed launcher (not in `cuda/kernels.toml`).
     UnknownKernel {
@@ -53,9 +56,14 @@ impl fmt::Display for Error {
                 "no CUDA driver: {call} returned CUDA_ERROR_STUB_LIBRARY ({CUDA_ERROR_STUB_LIBRARY}): this process is \
                  linked against the build stub (target/cuda-stub from `cargo xtask link-stub`), not the NVIDIA \
                  driver's libcuda.so.1; run it on a machine with the driver, without the stub folder on \
-                 LD_LIBRARY_PATH"
+                 LD_LIBRARY_PATH{}",
+                driver_wanted()
             ),
-            Error::NoDevice { detail } => write!(f, "no CUDA device: {detail}"),
+            Error::NoDevice { detail } => write!(
+                f,
+                "no CUDA device: {detail}; check that nvidia-smi lists the device and that \
+                 CUDA_VISIBLE_DEVICES (when set) names it"
+            ),
             Error::Driver { call, code, name, context } => {
                 write!(f, "{call} failed with {name} ({code})")?;
                 if !context.is_empty() {
@@ -65,6 +73,7 @@ impl fmt::Display for Error {
             }
             Error::Registry(e) => e.fmt(f),
             Error::NoRoute(e) => e.fmt(f),
+            Error::DriverTooOld(e) => e.fmt(f),
             Error::Launch(e) => write!(f, "launch rejected: {e}"),
             Error::UnknownKernel { name, available } => write!(
                 f,
@@ -76,7 +85,27 @@ impl fmt::Display for Error {
     }
 }
 
+// Display forwards to the wrapped error's message, so `source` stays `None` (a chain would
+// print it twice).
 impl std::error::Error for Error {}
+
+impl std::error::Error for NoRoute {}
+
+/// `" (cubins' kernels, built by CUDA 13.0.88, need a CUDA 13.0 driver: ...)"`, or nothing
+/// for a build without kernels.
+fn driver_wanted() -> String {
+    let toolkit = crate::build_info().toolkit;
+    match driver_needed(toolkit, ArtifactKind::Cubin) {
+        Some(need) => format!(
+            " (cubins' kernels, built by CUDA {toolkit}, need a CUDA {} driver or newer{})",
+            cuda_text(need.version),
+            need.linux_driver
+                .map(|d| format!(", on Linux {d} or newer"))
+                .unwrap_or_default()
+        ),
+        None => String::new(),
+    }
+}
 
 impl From<RegistryError> for Error {
     fn from(e: RegistryError) -> Self {
@@ -87,6 +116,12 @@ impl From<RegistryError> for Error {
 impl From<NoRoute> for Error {
     fn from(e: NoRoute) -> Self {
         Error::NoRoute(e)
+    }
+}
+
+impl From<DriverTooOld> for Error {
+    fn from(e: DriverTooOld) -> Self {
+        Error::DriverTooOld(e)
     }
 }
 

@@ -6,6 +6,7 @@ use super::kernel::{Kernel, KernelState};
 use super::launch::DeviceLimits;
 use super::launchers::KernelSpec;
 use super::module::LoadedModule;
+use super::preflight::check_driver;
 use super::route::{self, ArtifactKind, DeviceId, Route, RoutePolicy, Selected};
 use super::Error;
 use crate::registry::{self, KernelFile};
@@ -44,6 +45,10 @@ impl DeviceInfo {
 ///
 /// The primary context is the one the CUDA runtime (and so cuBLAS) uses, so buffers and
 /// streams interoperate with libraries loaded next to this crate.
+///
+/// A `Gpu` is one device ordinal: open one per device (`Gpu::with_policy(1, ..)` for the
+/// second). Each selects routes for its own device's compute capability and loads its own
+/// modules, so devices of different arches each run their own cubins.
 pub struct Gpu {
     // Dropped in declaration order: each library's kernels and modules, then the context
     // they live in. cubins' own library is held apart, so its launches take no lock; the
@@ -117,14 +122,7 @@ impl Gpu {
         check("cuDeviceGetCount", unsafe {
             cu::cuDeviceGetCount(&mut count)
         })?;
-        if count <= 0 || ordinal >= count as u32 {
-            return Err(Error::NoDevice {
-                detail: format!(
-                    "device {ordinal} requested, the driver shows {count} (CUDA_VISIBLE_DEVICES={})",
-                    std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_else(|_| "unset".into())
-                ),
-            });
-        }
+        check_ordinal(ordinal, count)?;
         let mut dev: cu::CUdevice = 0;
         check("cuDeviceGet", unsafe {
             cu::cuDeviceGet(&mut dev, ordinal as i32)
@@ -177,6 +175,24 @@ impl Gpu {
         })
     }
 
+    /// Checks, without loading anything, that every kernel file of `library` has a route on
+    /// this device and that the driver runs it (version against the toolkit that built it);
+    /// the first failure, naming versions and what to do. Module loads check the same, one
+    /// file at a time; this says it at startup.
+    pub fn preflight(&self, library: &'static Library) -> Result<(), Error> {
+        for file in library.registry.kernel_files()? {
+            self.select(file, self.policy)?;
+        }
+        Ok(())
+    }
+
+    /// The artifact of `file` that runs here under `policy`, once the driver is known to run it.
+    fn select(&self, file: &'static KernelFile, policy: RoutePolicy) -> Result<Selected, Error> {
+        let selected = route::select(file, self.device.cc, policy)?;
+        check_driver(self.device.driver_version, file, &selected, self.device.cc)?;
+        Ok(selected)
+    }
+
     pub fn device(&self) -> &DeviceInfo {
         &self.device
     }
@@ -214,7 +230,11 @@ impl Gpu {
         Ok(())
     }
 
-    /// A new non-blocking stream on this device.
+    /// A new non-blocking stream on this device: it does not wait for the legacy default
+    /// stream, on which `cust`'s synchronous copies (`copy_from`, `copy_to`, `from_slice`)
+    /// run, nor does that stream wait for it. Synchronize this stream after launching and
+    /// before such a copy reads the results (and the context before launching on data such
+    /// a copy just wrote, if it may still be in flight).
     pub fn stream(&self) -> Result<cust::stream::Stream, Error> {
         self.bind()?;
         cust::stream::Stream::new(cust::stream::StreamFlags::NON_BLOCKING, None)
@@ -313,7 +333,7 @@ impl Gpu {
             ArtifactKind::Cubin => RoutePolicy::ForceCubin,
             ArtifactKind::PtxJit => RoutePolicy::ForcePtx,
         };
-        let selected = route::select(kernel_file, self.device.cc, policy)?;
+        let selected = self.select(kernel_file, policy)?;
         let mut dev: cu::CUdevice = 0;
         // SAFETY: plain driver calls on locals; the context created here is destroyed below.
         check("cuDeviceGet", unsafe {
@@ -396,7 +416,7 @@ impl Gpu {
             return Ok(m);
         }
         let kernel_file = &library.library.registry.kernel_files()?[index];
-        let selected = route::select(kernel_file, self.device.cc, self.policy)?;
+        let selected = self.select(kernel_file, self.policy)?;
         self.bind()?;
         let module = LoadedModule::load(kernel_file, selected)?;
         Ok(library.modules[index].get_or_init(|| module))
@@ -422,5 +442,40 @@ impl Drop for Gpu {
     fn drop(&mut self) {
         // Modules unload from the context that is current: make it ours.
         let _ = self.bind();
+    }
+}
+
+/// `Ok` when `ordinal` is one of the `count` devices the driver shows.
+fn check_ordinal(ordinal: u32, count: i32) -> Result<(), Error> {
+    if ordinal < count.max(0) as u32 {
+        return Ok(());
+    }
+    Err(Error::NoDevice {
+        detail: format!(
+            "device {ordinal} requested, the driver shows {count} (CUDA_VISIBLE_DEVICES={})",
+            std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_else(|_| "unset".into())
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ordinal_past_the_devices_is_no_device() {
+        assert_eq!(check_ordinal(0, 1), Ok(()));
+        assert_eq!(check_ordinal(3, 4), Ok(()));
+        for (ordinal, count) in [(0, 0), (1, 1), (0, -1)] {
+            let e = check_ordinal(ordinal, count).unwrap_err();
+            assert!(matches!(e, Error::NoDevice { .. }), "{e:?}");
+            let m = e.to_string();
+            assert!(
+                m.starts_with(&format!(
+                    "no CUDA device: device {ordinal} requested, the driver shows {count}"
+                )),
+                "{m}"
+            );
+        }
     }
 }

@@ -1,9 +1,12 @@
 //! What the generated launchers are made of: the launcher table's rows ([`KernelInfo`]),
-//! the trait each generated marker type implements ([`KernelSpec`]) and the argument
-//! tuples a launch takes ([`LaunchArgs`]). Each launcher's parameter count, offsets and
-//! sizes were checked against every cubin's own parameter table when its crate was built.
+//! the trait each generated marker type implements ([`KernelSpec`]), the argument
+//! tuples a launch takes ([`LaunchArgs`]) and the storage types a generic marker takes
+//! ([`Dtype`]). Each launcher's parameter count, offsets and sizes were checked against
+//! every cubin's own parameter table when its crate was built.
 
 use crate::Library;
+
+pub use super::vector::{Dtype, DtypeKind};
 
 /// A kernel with a typed launcher.
 #[derive(Debug)]
@@ -27,7 +30,8 @@ pub struct ParamInfo {
     pub size: u32,
 }
 
-/// Implemented by each generated marker type (`cubins::kernels::CopyVec16`).
+/// Implemented by each generated marker type (`cubins::kernels::CopyVec16`, and for a family
+/// with a `dtype` axis `cubins::kernels::SwigluFwd<T>` for each [`Dtype`] it has an entry of).
 pub trait KernelSpec: 'static {
     /// The library (one crate's kernels) the kernel belongs to.
     const LIBRARY: &'static Library;
@@ -94,7 +98,36 @@ pub fn kernel_info(name: &str) -> Result<&'static KernelInfo, super::Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::LaunchArgs;
+    use super::{KernelSpec, LaunchArgs};
+    use crate::kernels::{
+        RmsnormBwdCluster, RopeGptj, RopeNeox, SoftmaxFwd, SwigluFwd, SwigluFwdBf16,
+        SwigluFwdInterleavedF16,
+    };
+    use crate::runtime::{Bf16, F16};
+    use std::any::TypeId;
+
+    #[test]
+    fn a_generic_marker_takes_the_entry_of_its_dtype() {
+        assert_eq!(SwigluFwd::<Bf16>::info().name, "swiglu_fwd_bf16");
+        assert_eq!(SwigluFwd::<F16>::info().name, "swiglu_fwd_f16");
+        assert_eq!(SwigluFwd::<f32>::info().name, "swiglu_fwd_f32");
+        assert_eq!(RopeNeox::<F16>::info().name, "rope_neox_f16");
+        assert_eq!(RopeGptj::<f32>::info().name, "rope_gptj_f32");
+        assert_eq!(SoftmaxFwd::<Bf16>::info().name, "softmax_fwd_bf16");
+        assert_eq!(
+            RmsnormBwdCluster::<f32>::info().name,
+            "rmsnorm_bwd_cluster_f32"
+        );
+        // The entry's own name is the same type.
+        assert_eq!(
+            TypeId::of::<SwigluFwdBf16>(),
+            TypeId::of::<SwigluFwd<Bf16>>()
+        );
+        assert_eq!(
+            SwigluFwdInterleavedF16::info().name,
+            "swiglu_fwd_interleaved_f16"
+        );
+    }
 
     #[test]
     fn each_pointer_addresses_its_argument() {

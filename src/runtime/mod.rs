@@ -3,11 +3,13 @@
 //! time against the device. See `docs/runtime.md`.
 //!
 //! Without the `cust` feature this module holds the parts that need no driver (route
-//! selection, launch checks, the launcher table); with it, [`Gpu`] and [`Kernel`].
+//! selection, the driver preflight, launch checks, the launcher table); with it, `Gpu`,
+//! `Kernel` and `Graph`.
 
 mod error;
 mod launch;
 pub mod launchers;
+mod preflight;
 mod route;
 mod vector;
 
@@ -15,6 +17,8 @@ mod vector;
 mod driver;
 #[cfg(feature = "cust")]
 mod gpu;
+#[cfg(feature = "cust")]
+mod graph;
 #[cfg(feature = "cust")]
 mod kernel;
 #[cfg(feature = "cust")]
@@ -25,7 +29,8 @@ pub use launch::{
     check as check_launch, BufferArg, DeviceLimits, KernelLimits, LaunchConfig, LaunchError,
     SmemPlan,
 };
-pub use launchers::{kernel_info, KernelInfo, KernelSpec, LaunchArgs, ParamInfo};
+pub use launchers::{kernel_info, Dtype, DtypeKind, KernelInfo, KernelSpec, LaunchArgs, ParamInfo};
+pub use preflight::{check_driver, driver_needed, DriverNeed, DriverTooOld};
 pub use route::{
     ptx_fallbacks, select, ArtifactKind, DeviceId, NoRoute, Route, RoutePolicy, Selected,
     FORCE_ROUTE_ENV,
@@ -34,5 +39,7 @@ pub use vector::{Bf16, U8x16, F16};
 
 #[cfg(feature = "cust")]
 pub use gpu::{DeviceInfo, Gpu};
+#[cfg(feature = "cust")]
+pub use graph::Graph;
 #[cfg(feature = "cust")]
 pub use kernel::Kernel;

@@ -33,8 +33,8 @@ pub enum RoutePolicy {
     ForcePtx,
 }
 
-/// Environment variable that forces a policy for every [`crate::runtime::Gpu::new`]:
-/// `ptx`, `cubin` or `auto`.
+/// Environment variable that forces a policy for every `Gpu::new` (feature `cust`): `ptx`,
+/// `cubin` or `auto`.
 pub const FORCE_ROUTE_ENV: &str = "CUBINS_FORCE_ROUTE";
 
 impl RoutePolicy {

@@ -1,4 +1,5 @@
-//! Element types of launcher pointers that need a device-side identity of their own.
+//! Element types of launcher pointers that need a device-side identity of their own, and
+//! [`Dtype`], the storage types a generic launcher takes.
 //!
 //! `cust` implements its `DeviceCopy` for `half` 1.x only, and this crate speaks `half` 2;
 //! `Bf16` and `F16` wrap `half` 2's types (same layout, `repr(transparent)`) so device buffers
@@ -38,6 +39,58 @@ unsafe impl cust::memory::DeviceCopy for U8x16 {}
 unsafe impl cust::memory::DeviceCopy for Bf16 {}
 #[cfg(feature = "cust")]
 unsafe impl cust::memory::DeviceCopy for F16 {}
+
+/// A storage type of the kernels' `dtype` axes: [`Bf16`], [`F16`] or `f32` (sealed). A
+/// manifest family with a `dtype` axis gets one generic launcher marker (`SwigluFwd<T>`)
+/// whose entry point follows from `T`; a `T` the family has no entry for fails to compile.
+pub trait Dtype: sealed::Sealed + Copy + Default + 'static {
+    const KIND: DtypeKind;
+    /// As kernels.toml and the entry names write it: `bf16`, `f16`, `f32`.
+    const NAME: &'static str = Self::KIND.name();
+}
+
+/// Which [`Dtype`]: what a generated launcher's entry choice matches on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DtypeKind {
+    Bf16,
+    F16,
+    F32,
+}
+
+impl DtypeKind {
+    pub const fn name(self) -> &'static str {
+        match self {
+            DtypeKind::Bf16 => "bf16",
+            DtypeKind::F16 => "f16",
+            DtypeKind::F32 => "f32",
+        }
+    }
+}
+
+impl Dtype for Bf16 {
+    const KIND: DtypeKind = DtypeKind::Bf16;
+}
+
+impl Dtype for F16 {
+    const KIND: DtypeKind = DtypeKind::F16;
+}
+
+impl Dtype for f32 {
+    const KIND: DtypeKind = DtypeKind::F32;
+}
+
+mod sealed {
+    /// Only this crate's storage types are a [`super::Dtype`]; with `cust`, every one is a
+    /// `DeviceCopy`, so `DevicePointer<T>` exists for any `T: Dtype`.
+    #[cfg(feature = "cust")]
+    pub trait Sealed: cust::memory::DeviceCopy {}
+    #[cfg(not(feature = "cust"))]
+    pub trait Sealed {}
+
+    impl Sealed for super::Bf16 {}
+    impl Sealed for super::F16 {}
+    impl Sealed for f32 {}
+}
 
 impl From<half::bf16> for Bf16 {
     fn from(v: half::bf16) -> Self {
@@ -101,6 +154,12 @@ mod tests {
             (std::mem::size_of::<F16>(), std::mem::align_of::<F16>()),
             (2, 2)
         );
+    }
+
+    #[test]
+    fn dtype_names_are_the_manifest_types() {
+        assert_eq!([Bf16::NAME, F16::NAME, f32::NAME], ["bf16", "f16", "f32"]);
+        assert_eq!(<f32 as Dtype>::KIND, DtypeKind::F32);
     }
 
     #[test]

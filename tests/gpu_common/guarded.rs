@@ -65,7 +65,7 @@ impl<T: DeviceElem> Guarded<T> {
             *d = v.dev();
         }
         Guarded {
-            buf: DeviceBuffer::from_slice(&host).expect("upload"),
+            buf: crate::gpu_common::uploaded(&host).expect("upload"),
             start,
             len: values.len(),
         }
@@ -87,6 +87,8 @@ impl<T: DeviceElem> Guarded<T> {
     pub fn upload(&mut self, values: &[T]) {
         let dev: Vec<T::Dev> = values.iter().map(|&v| v.dev()).collect();
         self.view().copy_from(&dev[..]).expect("upload");
+        // As `uploaded`: the copy done before a launch on another stream reads it.
+        cust::context::CurrentContext::synchronize().expect("upload");
     }
 
     /// The elements, after checking that the guard zones still hold the poison.

@@ -4,6 +4,9 @@
 #![allow(dead_code)]
 
 use cubins::runtime::{Gpu, RoutePolicy};
+use cust::context::CurrentContext;
+use cust::error::CudaResult;
+use cust::memory::{DeviceBuffer, DeviceCopy};
 
 /// The reason every GPU test carries in its `#[ignore]`.
 pub const NEEDS_GPU: &str =
@@ -19,6 +22,16 @@ pub fn gpu_with(policy: RoutePolicy) -> Gpu {
         Ok(g) => g,
         Err(e) => panic!("this GPU test needs a CUDA device and found none: {e}"),
     }
+}
+
+/// `values` in a new device buffer, the copy complete before it returns. A synchronous copy
+/// from pageable memory returns once its bytes are staged, possibly before they reach the
+/// device, and the non-blocking streams ops launch on (`Gpu::stream`) do not wait for the
+/// legacy stream it ran on: without the context synchronize a kernel could read them early.
+pub fn uploaded<T: DeviceCopy>(values: &[T]) -> CudaResult<DeviceBuffer<T>> {
+    let buf = DeviceBuffer::from_slice(values)?;
+    CurrentContext::synchronize()?;
+    Ok(buf)
 }
 
 // Binaries that also include tests/common hold a second, private copy (see common/data.rs).

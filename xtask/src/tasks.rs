@@ -193,8 +193,38 @@ pub fn test(args: &[String]) -> Result {
         .arg("test")
         .args(&cargo_args);
     status(c)?;
+    docs(&stub)?;
     // The published package, as a dependent builds it.
     crate::package::run(&[])
+}
+
+/// The API docs of both published crates, with and without the runtime feature, with every
+/// rustdoc warning an error (a broken link fails the test). Their own target folder: the
+/// docs need no kernels (`CUBINS_NO_BUILD=1`), which must not rebuild the tests' ones.
+fn docs(stub: &Path) -> Result {
+    let target = Workspace::of(&[])?.build_dir.join("doc-check");
+    for features in [&[][..], &["--features", "cubins/cust"]] {
+        let mut c = cargo();
+        c.env("RUSTDOCFLAGS", "-D warnings")
+            .env("CUBINS_NO_BUILD", "1")
+            .env("CUDA_LIBRARY_PATH", stub)
+            .env("CARGO_TARGET_DIR", &target)
+            .args([
+                "doc",
+                "--no-deps",
+                "--quiet",
+                "-p",
+                "cubins",
+                "-p",
+                "cubins-build",
+            ])
+            .args(features);
+        status(c)?;
+    }
+    println!(
+        "xtask test: cargo doc of cubins and cubins-build, with and without `cust`: no warnings"
+    );
+    Ok(())
 }
 
 pub fn inspect(args: &[String]) -> Result {

@@ -1,5 +1,7 @@
-//! The crate's own copy kernel (`copy_vec16`) as a workload: the bandwidth ceiling every
-//! memory-bound kernel is judged against, and the kernel the harness self-test times twice.
+//! Device copies as workloads: the crate's own copy kernel (`copy_vec16`, also the kernel the
+//! harness self-test times twice), another build's, and the driver's device-to-device copy
+//! (`cuMemcpyDtoDAsync`). The faster of this build's kernel and the driver's copy, measured in
+//! the same run, is the bandwidth ceiling every memory-bound kernel is judged against.
 
 use super::baseline::BaselineKernel;
 use super::buffers::{download, poisoned, upload};
@@ -9,7 +11,7 @@ use super::timer::{Identity, Workload};
 use crate::harness::host::random;
 use crate::harness::host::reading::Work;
 use crate::harness::host::rotation::{Residency, RotationPlan};
-use crate::harness::host::stamp::Geometry;
+use crate::harness::host::stamp::{Geometry, Route};
 use cubins::ops::copy::{copy, default_config, CopyKernel, VECTOR_BYTES};
 use cubins::runtime::{Gpu, LaunchConfig};
 use cust::memory::{DeviceBuffer, DevicePointer};
@@ -21,6 +23,8 @@ enum Launcher<'g> {
     Embedded(&'g Gpu),
     /// Another build's cubin of the same kernel.
     Baseline(BaselineKernel),
+    /// The driver's device-to-device copy.
+    Driver,
 }
 
 pub struct CopyWorkload<'g> {
@@ -33,6 +37,9 @@ pub struct CopyWorkload<'g> {
     src: Vec<DeviceBuffer<u32>>,
     dst: Vec<DeviceBuffer<u32>>,
 }
+
+/// The driver call the driver copy makes.
+pub const DRIVER_COPY: &str = "cuMemcpyDtoDAsync";
 
 /// `64 MiB`, `1 GiB`: sizes as the tables show them.
 pub fn size_label(bytes: u64) -> String {
@@ -107,6 +114,31 @@ impl<'g> CopyWorkload<'g> {
         )
     }
 
+    /// The same copies through the driver (`cuMemcpyDtoDAsync`).
+    pub fn driver(
+        gpu: &'g Gpu,
+        bytes: u64,
+        l2_bytes: u64,
+        residency: Residency,
+        seed: u64,
+    ) -> Result<CopyWorkload<'g>> {
+        let version = gpu.device().driver_version;
+        let id = |_: &LaunchConfig| Identity {
+            kernel: DRIVER_COPY.into(),
+            route: Route::Library {
+                name: "CUDA driver".into(),
+                version: format!("{}.{}", version / 1000, (version % 1000) / 10),
+                path: "libcuda".into(),
+            },
+            toolkit: "-".into(),
+            geometry: None,
+            dtype: "u8x16".into(),
+            shape: size_label(bytes),
+            name: format!("driver device copy ({DRIVER_COPY})"),
+        };
+        Self::build(gpu, Launcher::Driver, bytes, l2_bytes, residency, seed, id)
+    }
+
     fn build(
         gpu: &'g Gpu,
         launcher: Launcher<'g>,
@@ -168,9 +200,9 @@ impl Workload for CopyWorkload<'_> {
     fn enqueue(&mut self, stream: &Stream, set: usize) -> Result<()> {
         let (src, dst) = (&self.src[set], &mut self.dst[set]);
         match &self.launcher {
-            Launcher::Embedded(gpu) => {
-                copy(gpu, stream, CopyKernel::Vec16, src, dst).map_err(|e| e.to_string())
-            }
+            Launcher::Embedded(gpu) => copy(gpu, stream, CopyKernel::Vec16, src, dst)
+                .map(drop)
+                .map_err(|e| e.to_string()),
             Launcher::Baseline(k) => {
                 let mut s: DevicePointer<u32> = src.as_device_ptr();
                 let mut d: DevicePointer<u32> = dst.as_device_ptr();
@@ -184,6 +216,22 @@ impl Workload for CopyWorkload<'_> {
                 // are 256-byte aligned) and they are distinct allocations; the parameter list
                 // is copy_vec16's (src, dst, n_vec).
                 unsafe { k.launch(stream, &self.config, &mut params) }
+            }
+            Launcher::Driver => {
+                let bytes = self.n_vec as usize * VECTOR_BYTES as usize;
+                // SAFETY: both buffers hold `bytes` and are distinct allocations of this context.
+                let r = unsafe {
+                    cust::sys::cuMemcpyDtoDAsync_v2(
+                        dst.as_device_ptr().as_raw(),
+                        src.as_device_ptr().as_raw(),
+                        bytes,
+                        stream.as_inner(),
+                    )
+                };
+                match r {
+                    cust::sys::cudaError_enum::CUDA_SUCCESS => Ok(()),
+                    e => Err(format!("{DRIVER_COPY}: {e:?}")),
+                }
             }
         }
     }

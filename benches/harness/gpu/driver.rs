@@ -1,6 +1,7 @@
-//! Driver calls `cust` 0.3.2 does not wrap (graphs from stream capture, primary-context
-//! checks, PCI bus id), each turned into a `Result` that names the call.
+//! Driver calls `cust` 0.3.2 does not wrap (primary-context checks, PCI bus id), each turned
+//! into a `Result` that names the call, and the runtime's CUDA graphs in the same terms.
 
+use cubins::runtime::Graph;
 use cust::sys as cu;
 use std::ffi::CStr;
 use std::os::raw::c_char;
@@ -75,10 +76,17 @@ pub fn current_is_primary(device: cu::CUdevice) -> Result<bool> {
     Ok(!current.is_null() && current == primary)
 }
 
-/// An instantiated CUDA graph, captured from work enqueued on a stream.
-pub struct GraphExec {
-    graph: cu::CUgraph,
-    exec: cu::CUgraphExec,
+/// A CUDA graph captured from work enqueued on a stream: the runtime's `Graph` behind the
+/// harness's `String` errors and raw stream handles.
+pub struct GraphExec(Graph<'static>);
+
+/// A capture's error as the harness reports it: the enqueued work's own or the runtime's.
+struct CaptureFailed(String);
+
+impl From<cubins::runtime::Error> for CaptureFailed {
+    fn from(e: cubins::runtime::Error) -> Self {
+        CaptureFailed(e.to_string())
+    }
 }
 
 impl GraphExec {
@@ -88,45 +96,16 @@ impl GraphExec {
         stream: cu::CUstream,
         enqueue: impl FnOnce() -> Result<()>,
     ) -> Result<GraphExec> {
-        let mode = cu::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
-        check("cuStreamBeginCapture", unsafe {
-            cu::cuStreamBeginCapture_v2(stream, mode)
-        })?;
-        let enqueued = enqueue();
-        let mut graph: cu::CUgraph = std::ptr::null_mut();
-        // Always end the capture, even when enqueueing failed, so the stream is usable again.
-        let ended = check("cuStreamEndCapture", unsafe {
-            cu::cuStreamEndCapture(stream, &mut graph)
-        });
-        if let Err(e) = enqueued.and(ended) {
-            if !graph.is_null() {
-                unsafe { cu::cuGraphDestroy(graph) };
-            }
-            return Err(format!("capturing a CUDA graph: {e}"));
-        }
-        let mut exec: cu::CUgraphExec = std::ptr::null_mut();
-        if let Err(e) = check("cuGraphInstantiateWithFlags", unsafe {
-            cu::cuGraphInstantiateWithFlags(&mut exec, graph, 0)
-        }) {
-            unsafe { cu::cuGraphDestroy(graph) };
-            return Err(e);
-        }
-        Ok(GraphExec { graph, exec })
+        // SAFETY: callers capture on streams they own, launching kernels of a `Gpu` that
+        // outlives the graph.
+        unsafe { Graph::capture_raw(stream, || enqueue().map_err(CaptureFailed)) }
+            .map(GraphExec)
+            .map_err(|CaptureFailed(e)| format!("capturing a CUDA graph: {e}"))
     }
 
     pub fn launch(&self, stream: cu::CUstream) -> Result<()> {
-        check("cuGraphLaunch", unsafe {
-            cu::cuGraphLaunch(self.exec, stream)
-        })
-    }
-}
-
-impl Drop for GraphExec {
-    fn drop(&mut self) {
-        // SAFETY: both handles came from successful calls and are destroyed exactly once.
-        unsafe {
-            cu::cuGraphExecDestroy(self.exec);
-            cu::cuGraphDestroy(self.graph);
-        }
+        // SAFETY: callers replay on their own live stream, while the buffers the captured
+        // work uses are still allocated.
+        unsafe { self.0.launch_raw(stream) }.map_err(|e| e.to_string())
     }
 }

@@ -82,6 +82,12 @@ impl Reading {
         self.work.map(|w| w.throughput(self.summary.p50))
     }
 
+    /// Comparator throughput at its median.
+    pub fn comparator_throughput(&self) -> Option<f64> {
+        let c = self.comparator.as_ref()?;
+        Some(self.work?.throughput(c.comparison.comparator.p50))
+    }
+
     /// Candidate throughput over the fixed reference (0.93 = 93% of it).
     pub fn fraction_of_reference(&self) -> Option<f64> {
         Some(self.throughput()? / self.reference.as_ref()?.value)

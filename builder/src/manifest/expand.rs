@@ -5,7 +5,7 @@
 use super::arch_groups::ArchGroups;
 use super::format::Layer;
 use super::include::Merged;
-use super::{family, KernelEntry, Manifest, ManifestError};
+use super::{family, KernelEntry, Manifest, ManifestError, Provenance};
 use crate::contract::toml_key;
 use std::collections::BTreeMap;
 
@@ -29,13 +29,18 @@ pub(super) fn manifest(merged: Merged) -> Result<Manifest, ManifestError> {
         let table = format!("[families.{}]", toml_key(key));
         let err = |e: String| ManifestError::new(&d.file, format!("{table}: {e}"));
         for instance in family::expand(key, &d.value, &sets).map_err(err)? {
-            let entry =
+            let mut entry =
                 build(defaults.into_iter().chain(&instance.layers), &groups).map_err(|e| {
                     err(format!(
                         "entry `{}` ({}): {e}",
                         instance.name, instance.combination
                     ))
                 })?;
+            entry.family = Some(Provenance {
+                family: key.clone(),
+                axes: instance.axes,
+                dtype_pattern: instance.dtype_pattern,
+            });
             let source = format!("{table} ({}) in {}", instance.combination, d.file);
             out.add(&instance.name, entry, source, &d.file)?;
         }

@@ -6,6 +6,7 @@
 use super::condition::{excludes, whens};
 use super::format::Layer;
 use super::template::{key_text, Scope};
+use super::DTYPE_AXIS;
 use std::collections::BTreeMap;
 use toml::{Table, Value};
 
@@ -21,6 +22,10 @@ pub(super) struct Instance {
     pub name: String,
     /// Its axis values, `dtype=bf16, tile=128x256`, for messages.
     pub combination: String,
+    /// Each axis's value by name (a table value by its `name`).
+    pub axes: BTreeMap<String, String>,
+    /// The name with the `dtype` axis's value written `{dtype}`, where the name uses it.
+    pub dtype_pattern: Option<String>,
     /// The family's fields, then each matching `when`'s, in order.
     pub layers: Vec<Layer>,
 }
@@ -39,7 +44,7 @@ pub(super) fn expand(
     let axes = axes(family.get("axes"), &lists)?;
     let whens = whens(family.get("when"), &axes)?;
     let excludes = excludes(family.get("exclude"), &axes)?;
-    let name = family
+    let name_template = family
         .get("name")
         .cloned()
         .unwrap_or_else(|| Value::String(key.to_string()));
@@ -66,7 +71,7 @@ pub(super) fn expand(
         }
         let combination = describe(&combo);
         let scope = Scope { axes: &combo, sets };
-        let name = match scope.fill(&name, "name")? {
+        let name = match scope.fill(&name_template, "name")? {
             Value::String(s) if !s.is_empty() => s,
             other => {
                 return Err(format!(
@@ -75,6 +80,7 @@ pub(super) fn expand(
             }
         };
         let context = |e: String| format!("entry `{name}` ({combination}): {e}");
+        let dtype_pattern = dtype_pattern(&combo, sets, &name_template).map_err(context)?;
         let mut layers = vec![layer(&scope, &body, "").map_err(context)?];
         for (i, w) in whens.iter().enumerate() {
             if w.condition.holds(&combo) {
@@ -90,6 +96,11 @@ pub(super) fn expand(
         out.push(Instance {
             name,
             combination,
+            axes: combo
+                .iter()
+                .map(|(a, v)| (a.clone(), key_text(v)))
+                .collect(),
+            dtype_pattern,
             layers,
         });
     }
@@ -100,6 +111,36 @@ pub(super) fn expand(
         return Err(format!("{}: holds for no entry of this family", c.at));
     }
     Ok(out)
+}
+
+/// The entry name `template` fills to with the `dtype` axis's value written `{dtype}`
+/// (`rope_{style}_{dtype}` -> `rope_neox_{dtype}`); `None` without a `dtype` axis or where
+/// the name does not use it.
+fn dtype_pattern(
+    combo: &BTreeMap<String, Value>,
+    sets: &BTreeMap<String, Vec<Value>>,
+    template: &Value,
+) -> Result<Option<String>, String> {
+    let Some(dtype) = combo.get(DTYPE_AXIS) else {
+        return Ok(None);
+    };
+    // `{{dtype}}` fills to the literal `{dtype}`; a table value keeps its other fields.
+    let marker = Value::String("{{dtype}}".into());
+    let placeholder = match dtype {
+        Value::Table(t) => {
+            let mut t = t.clone();
+            t.insert("name".into(), marker);
+            Value::Table(t)
+        }
+        _ => marker,
+    };
+    let mut axes = combo.clone();
+    axes.insert(DTYPE_AXIS.into(), placeholder);
+    let scope = Scope { axes: &axes, sets };
+    Ok(match scope.fill(template, "name")? {
+        Value::String(s) if s.contains("{dtype}") => Some(s),
+        _ => None,
+    })
 }
 
 /// An axis: its name and values, in the order written.

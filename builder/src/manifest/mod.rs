@@ -62,6 +62,26 @@ pub struct KernelEntry {
     /// Per-arch overrides of the contract, keyed by arch (`sm_80`).
     #[serde(default)]
     pub arch: BTreeMap<String, Contract>,
+    /// The family that made the entry (`None` for a plain `[kernels.NAME]` entry): what the
+    /// launcher generator groups entries by. Not a field of the file.
+    #[serde(skip)]
+    pub family: Option<Provenance>,
+}
+
+/// The axis that names a family's element type (`bf16`, `f16`, `f32`): entries that differ
+/// only in it share one generic launcher.
+pub const DTYPE_AXIS: &str = "dtype";
+
+/// Which family made an entry, and from which axis values.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// The family's key: `rope` for `[families.rope]`.
+    pub family: String,
+    /// Each axis's value, a table value by its `name`: `style = neox`, `dtype = bf16`.
+    pub axes: BTreeMap<String, String>,
+    /// The entry's name with the `dtype` axis's value written `{dtype}` (`rope_neox_{dtype}`),
+    /// where the family has a `dtype` axis and its name uses it.
+    pub dtype_pattern: Option<String>,
 }
 
 impl KernelEntry {

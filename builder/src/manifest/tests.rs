@@ -226,6 +226,44 @@ fn a_family_makes_an_entry_per_combination_of_its_axes() {
 }
 
 #[test]
+fn family_entries_carry_their_family_and_axis_values() {
+    let m = parse(
+        r#"
+[kernels.plain_f32]
+file = "p.cu"
+
+[families.rope]
+name = "rope_{style}_{dtype}"
+axes = { style = ["neox"], dtype = [{ name = "bf16", bytes = 2 }, "f32"] }
+file = "rope.cu"
+
+[families.one]
+name = "one"
+axes.dtype = ["f32"]
+file = "one.cu"
+"#,
+    );
+    assert_eq!(entry(&m, "plain_f32").family, None);
+    let rope = entry(&m, "rope_neox_bf16").family.as_ref().unwrap();
+    assert_eq!(rope.family, "rope");
+    assert_eq!(
+        rope.axes.iter().collect::<Vec<_>>(),
+        [
+            (&"dtype".to_string(), &"bf16".to_string()),
+            (&"style".to_string(), &"neox".to_string())
+        ]
+    );
+    assert_eq!(rope.dtype_pattern.as_deref(), Some("rope_neox_{dtype}"));
+    let f32 = entry(&m, "rope_neox_f32").family.as_ref().unwrap();
+    assert_eq!(f32.dtype_pattern, rope.dtype_pattern);
+    // A name that leaves the dtype out has no pattern.
+    assert_eq!(
+        entry(&m, "one").family.as_ref().unwrap().dtype_pattern,
+        None
+    );
+}
+
+#[test]
 fn a_family_without_axes_is_one_entry_named_by_its_key() {
     let m = parse(
         "[sets]\np = [\"x: u32\"]\n[families.single]\nfile = \"s.cu\"\nparams = \"@p\"\n\

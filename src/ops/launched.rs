@@ -1,0 +1,37 @@
+//! The record every op returns: the entry point it launched and the geometry it chose, for
+//! the STAMP line of a reading.
+
+use crate::runtime::{Error, Gpu, LaunchConfig};
+use std::borrow::Cow;
+use std::fmt;
+
+/// What an op launched: the entry point and the geometry it chose. `stamp` joins it to the
+/// route the runtime took. An op with nothing to do launches nothing and says so in `choice`
+/// (its grid is empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launched {
+    pub kernel: &'static str,
+    pub config: LaunchConfig,
+    /// The geometry in words: `threads_per_row=64 rows_per_block=1 walk=resident` (fixed
+    /// words cost a launch no allocation).
+    pub choice: Cow<'static, str>,
+}
+
+impl Launched {
+    /// The route of `kernel` and this record: one STAMP line.
+    pub fn stamp(&self, gpu: &Gpu) -> Result<String, Error> {
+        Ok(format!("{} {}", gpu.route(self.kernel)?, self))
+    }
+}
+
+impl fmt::Display for Launched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [gx, gy, gz] = self.config.grid;
+        let [bx, by, bz] = self.config.block;
+        write!(f, "grid={gx}x{gy}x{gz} block={bx}x{by}x{bz}")?;
+        if self.config.dynamic_smem_bytes > 0 {
+            write!(f, " smem={}", self.config.dynamic_smem_bytes)?;
+        }
+        write!(f, " {}", self.choice)
+    }
+}
