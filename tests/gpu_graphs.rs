@@ -714,9 +714,39 @@ fn a_failed_capture_ends_cleanly() {
     stream_still_works(&gpu, &stream, "after a closure error");
 
     // A call that cannot be captured invalidates the capture, even if the closure ignores it.
-    let err = gpu
-        .capture(&stream, |s| {
+    // compute-sanitizer reports the refused call and the invalidated capture as API errors
+    // (which they are, on purpose), so under it this part says so and is left out.
+    if let Ok(tool) = std::env::var("CUBINS_SANITIZER") {
+        println!(
+            "!!! NOT CHECKED under compute-sanitizer {tool}: an uncapturable call inside a capture \
+             (its deliberate API errors would fail the run); the plain GPU run checks it !!!"
+        );
+    } else {
+        invalidated_capture_ends_cleanly(&gpu, &stream, &src, &mut dst);
+    }
+
+    // A panic inside the closure still ends the capture.
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = gpu.capture(&stream, |s| -> Result<(), Error> {
             op_copy(&gpu, s, CopyKernel::Vec16, &src, &mut dst)?;
+            panic!("inside a capture");
+        });
+    }));
+    assert!(panicked.is_err());
+    stream_still_works(&gpu, &stream, "after a panic inside a capture");
+}
+
+/// A synchronize inside a capture is refused and invalidates it: the capture ends in an Err
+/// naming cuStreamEndCapture, and the stream works afterwards.
+fn invalidated_capture_ends_cleanly(
+    gpu: &Gpu,
+    stream: &Stream,
+    src: &Buf<Bf16>,
+    dst: &mut Buf<Bf16>,
+) {
+    let err = gpu
+        .capture(stream, |s| {
+            op_copy(gpu, s, CopyKernel::Vec16, src, dst)?;
             let refused = s.synchronize();
             assert!(
                 refused.is_err(),
@@ -729,15 +759,5 @@ fn a_failed_capture_ends_cleanly() {
     let message = err.to_string();
     assert!(message.contains("cuStreamEndCapture"), "{message}");
     println!("invalidated capture: {message}");
-    stream_still_works(&gpu, &stream, "after an invalidated capture");
-
-    // A panic inside the closure still ends the capture.
-    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _ = gpu.capture(&stream, |s| -> Result<(), Error> {
-            op_copy(&gpu, s, CopyKernel::Vec16, &src, &mut dst)?;
-            panic!("inside a capture");
-        });
-    }));
-    assert!(panicked.is_err());
-    stream_still_works(&gpu, &stream, "after a panic inside a capture");
+    stream_still_works(gpu, stream, "after an invalidated capture");
 }
