@@ -2,6 +2,22 @@
 //! a thread, a block per 256 vectors: the driver's copy speed) and `copy_cp_async` (staged
 //! through shared memory with cp.async). The copy is the bandwidth ceiling other
 //! memory-bound kernels are judged against.
+//!
+//! ```no_run
+//! use cubins::cust::memory::DeviceBuffer;
+//! use cubins::ops::copy::{copy, CopyKernel};
+//! use cubins::runtime::Gpu;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::new()?;
+//! let stream = gpu.stream()?;
+//! let src = DeviceBuffer::from_slice(&vec![7u32; 1 << 20])?;
+//! let mut dst = DeviceBuffer::from_slice(&vec![0u32; 1 << 20])?;
+//! gpu.synchronize()?; // the uploads ran on the legacy stream; `stream` does not wait for it
+//! let launched = copy(&gpu, &stream, CopyKernel::Vec16, &src, &mut dst)?;
+//! stream.synchronize()?;
+//! println!("{}", launched.stamp(&gpu)?); // STAMP kernel=copy_vec16 ... grid=1024x1x1 block=256x1x1
+//! # Ok(()) }
+//! ```
 
 use super::{buffer, Launched};
 use crate::kernels::{CopyCpAsync, CopyVec16};

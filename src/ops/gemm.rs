@@ -9,6 +9,25 @@
 //! [`gemm_with_workspace`] lends the planner device memory: the TF32 tier's fastest route
 //! (sm_90a) rounds A and B into it before its wgmma kernel ([`gemm_workspace_len`] says
 //! how much). Without one, TF32 runs on mma.sync.
+//!
+//! ```no_run
+//! use cubins::cust::memory::DeviceBuffer;
+//! use cubins::ops::gemm::{gemm, GemmDesc, Layout, Tier};
+//! use cubins::runtime::{Bf16, Gpu};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::new()?;
+//! let stream = gpu.stream()?;
+//! let (m, n, k) = (1, 4096, 4096); // decode: one token against a weight matrix
+//! let a = DeviceBuffer::from_slice(&vec![Bf16::default(); m * k])?;
+//! let b = DeviceBuffer::from_slice(&vec![Bf16::default(); k * n])?;
+//! let mut c = DeviceBuffer::from_slice(&vec![Bf16::default(); m * n])?;
+//! gpu.synchronize()?; // the uploads ran on the legacy stream; `stream` does not wait for it
+//! let desc = GemmDesc::new(Layout::NN, m, n, k);
+//! let launched = gemm(&gpu, &stream, Tier::Bf16, &desc, &a, &b, &mut c, None)?;
+//! stream.synchronize()?;
+//! println!("{}", launched.stamp(&gpu)?); // the route, the schedule the planner chose, its grid
+//! # Ok(()) }
+//! ```
 
 pub mod plan;
 

@@ -7,6 +7,24 @@
 //! The backward pass has two kernels: `rmsnorm_bwd` (a block per row group) and, on sm_90
 //! cubins, `rmsnorm_bwd_cluster` for rows whose block would hold an SM alone: the two CTAs
 //! of a thread-block cluster share each row, one column half each ([`cluster_geometry`]).
+//!
+//! ```no_run
+//! use cubins::cust::memory::DeviceBuffer;
+//! use cubins::ops::rmsnorm::{rmsnorm, RmsNormOptions};
+//! use cubins::runtime::{Bf16, Gpu};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::new()?;
+//! let stream = gpu.stream()?;
+//! let (rows, cols) = (8, 4096);
+//! let x = DeviceBuffer::from_slice(&vec![Bf16::default(); rows * cols])?;
+//! let w = DeviceBuffer::from_slice(&vec![Bf16::default(); cols])?;
+//! let mut y = DeviceBuffer::from_slice(&vec![Bf16::default(); rows * cols])?;
+//! gpu.synchronize()?; // the uploads ran on the legacy stream; `stream` does not wait for it
+//! let launched = rmsnorm(&gpu, &stream, &x, &w, &mut y, rows, cols, &RmsNormOptions::default())?;
+//! stream.synchronize()?;
+//! println!("{}", launched.stamp(&gpu)?); // STAMP kernel=rmsnorm_fwd_bf16 ... grid=... block=...
+//! # Ok(()) }
+//! ```
 
 use super::rows::{
     check_disjoint, check_rows_cols, chunk_elems, plan_rows, shape_error, tensor_bytes,

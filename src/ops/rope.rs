@@ -3,6 +3,25 @@
 //! storage dtype. For pair p of a head, (a, b) becomes (a cos - b sin, b cos + a sin), where
 //! (a, b) is `(x[p], x[p + head_dim / 2])` for [`Pairing::Neox`] and `(x[2p], x[2p + 1])` for
 //! [`Pairing::Gptj`].
+//!
+//! ```no_run
+//! use cubins::cust::memory::DeviceBuffer;
+//! use cubins::ops::rope::{rope, Pairing, RopeShape};
+//! use cubins::runtime::{Bf16, Gpu};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::new()?;
+//! let stream = gpu.stream()?;
+//! let shape = RopeShape { tokens: 4, q_heads: 32, k_heads: 8, head_dim: 128 };
+//! let zeros = |n: usize| DeviceBuffer::from_slice(&vec![Bf16::default(); n]);
+//! let mut q = zeros(shape.tokens * shape.q_heads * shape.head_dim)?;
+//! let mut k = zeros(shape.tokens * shape.k_heads * shape.head_dim)?;
+//! let (cos, sin) = (zeros(shape.tokens * shape.head_dim / 2)?, zeros(shape.tokens * shape.head_dim / 2)?);
+//! gpu.synchronize()?; // the uploads ran on the legacy stream; `stream` does not wait for it
+//! let launched = rope(&gpu, &stream, Pairing::Neox, &mut q, Some(&mut k), &cos, &sin, shape)?;
+//! stream.synchronize()?;
+//! println!("{}", launched.stamp(&gpu)?);
+//! # Ok(()) }
+//! ```
 
 use super::rows::{check_disjoint, chunk_elems, shape_error, tensor_bytes};
 use super::{buffer, Launched};

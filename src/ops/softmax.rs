@@ -1,6 +1,24 @@
 //! Row softmax over the last dimension of row-major `[rows, cols]` tensors
 //! (`cuda/softmax.cu`): forward `y = exp(x - max) / sum(exp(x - max))` and backward
 //! `dx = y * (dy - sum(y * dy))`. Any row length and alignment; bf16, f16 or f32 storage.
+//!
+//! ```no_run
+//! use cubins::cust::memory::DeviceBuffer;
+//! use cubins::ops::softmax::softmax;
+//! use cubins::ops::Threads;
+//! use cubins::runtime::{Gpu, F16};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::new()?;
+//! let stream = gpu.stream()?;
+//! let (rows, cols) = (1024, 2048);
+//! let x = DeviceBuffer::from_slice(&vec![F16::default(); rows * cols])?;
+//! let mut y = DeviceBuffer::from_slice(&vec![F16::default(); rows * cols])?;
+//! gpu.synchronize()?; // the uploads ran on the legacy stream; `stream` does not wait for it
+//! let launched = softmax(&gpu, &stream, &x, &mut y, rows, cols, Threads::Auto)?;
+//! stream.synchronize()?;
+//! println!("{}", launched.stamp(&gpu)?);
+//! # Ok(()) }
+//! ```
 
 use super::rows::{check_disjoint, plan_rows, tensor_bytes, RowKernel};
 use super::{buffer, Launched, Threads};

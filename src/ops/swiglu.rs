@@ -2,6 +2,27 @@
 //! shape, or from one interleaved `[rows, 2 * cols]` tensor whose rows hold the gate half
 //! (columns `0..cols`) then the up half (`cols..2 * cols`). bf16, f16 or f32 storage, any
 //! length and alignment.
+//!
+//! ```no_run
+//! use cubins::cust::memory::DeviceBuffer;
+//! use cubins::ops::swiglu::{swiglu, swiglu_interleaved};
+//! use cubins::ops::Threads;
+//! use cubins::runtime::{Bf16, Gpu};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::new()?;
+//! let stream = gpu.stream()?;
+//! let (rows, cols) = (16, 14336);
+//! let gate = DeviceBuffer::from_slice(&vec![Bf16::default(); rows * cols])?;
+//! let up = DeviceBuffer::from_slice(&vec![Bf16::default(); rows * cols])?;
+//! let gate_up = DeviceBuffer::from_slice(&vec![Bf16::default(); rows * 2 * cols])?;
+//! let mut out = DeviceBuffer::from_slice(&vec![Bf16::default(); rows * cols])?;
+//! gpu.synchronize()?; // the uploads ran on the legacy stream; `stream` does not wait for it
+//! swiglu(&gpu, &stream, &gate, &up, &mut out)?;
+//! let launched = swiglu_interleaved(&gpu, &stream, &gate_up, &mut out, rows, cols, Threads::Auto)?;
+//! stream.synchronize()?;
+//! println!("{}", launched.stamp(&gpu)?);
+//! # Ok(()) }
+//! ```
 
 use super::rows::{check_disjoint, plan_rows, shape_error, tensor_bytes, RowKernel};
 use super::{buffer, Launched, Threads};

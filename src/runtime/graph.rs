@@ -6,6 +6,30 @@
 //! and invalidates the capture, which then ends in an `Err`; other threads are unaffected.
 //! Whatever happens inside, the capture is ended before [`Gpu::capture`] returns (a panic
 //! included), so the stream is usable again and no graph is leaked.
+//!
+//! ```no_run
+//! use cubins::cust::memory::DeviceBuffer;
+//! use cubins::ops::swiglu::swiglu;
+//! use cubins::runtime::{Bf16, Error, Gpu};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let gpu = Gpu::new()?;
+//! let stream = gpu.stream()?;
+//! let gate = DeviceBuffer::from_slice(&vec![Bf16::default(); 4096])?;
+//! let up = DeviceBuffer::from_slice(&vec![Bf16::default(); 4096])?;
+//! let mut out = DeviceBuffer::from_slice(&vec![Bf16::default(); 4096])?;
+//! gpu.synchronize()?;
+//! swiglu(&gpu, &stream, &gate, &up, &mut out)?; // loads the module, outside the capture
+//! let graph = gpu.capture(&stream, |s| -> Result<(), Error> {
+//!     swiglu(&gpu, s, &gate, &up, &mut out)?;
+//!     Ok(())
+//! })?;
+//! for _ in 0..100 {
+//!     // SAFETY: gate, up and out outlive the replays and nothing else writes them.
+//!     unsafe { graph.launch(&stream)? };
+//! }
+//! stream.synchronize()?;
+//! # Ok(()) }
+//! ```
 
 use super::driver::{check, check_with};
 use super::{Error, Gpu};
