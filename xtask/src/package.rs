@@ -157,8 +157,9 @@ fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<List
     let out = c.output()?;
     if !out.status.success() {
         return Err(format!(
-            "the dependent of the packaged cubins failed ({}):\n{}",
+            "the dependent of the packaged cubins failed ({}):\n{}{}",
             out.status,
+            String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
         .into());
