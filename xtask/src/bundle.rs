@@ -143,10 +143,8 @@ fn build(
     package: &str,
     targets: &[&str],
 ) -> Result<Vec<(String, PathBuf)>> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut c = Command::new(cargo);
-    c.current_dir(root())
-        .env("CUDA_LIBRARY_PATH", stub)
+    let mut c = crate::tasks::cargo();
+    c.env("CUDA_LIBRARY_PATH", stub)
         .env("CUBINS_ARCHS", archs)
         .args([
             kind,

@@ -125,7 +125,7 @@ struct Listing {
 /// Builds and runs the dependent (one target folder for both runs: the build script reruns
 /// on the variables that change).
 fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<Listing> {
-    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut c = tasks::cargo();
     c.current_dir(dependent)
         .env("CARGO_TARGET_DIR", work.join("target"))
         .args(["run", "--quiet"]);
@@ -224,7 +224,7 @@ fn compare(fresh: &Listing, prebuilt: &Listing) -> Result<usize> {
 
 /// `cargo package` of [`CRATES`] into `target`'s `package/`; returns each `.crate` file.
 fn package(target: &Path) -> Result<Vec<(&'static str, PathBuf)>> {
-    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut c = tasks::cargo();
     c.current_dir(root())
         .args(["package", "--no-verify", "--allow-dirty", "--quiet"]);
     for name in CRATES {
@@ -330,7 +330,7 @@ fn run_outside_example(
     let target = work.join("target");
     let vars = cubins_build::prebuilt::Vars::of("axpy-kernels");
     let example = |args: &[&str]| {
-        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        let mut c = tasks::cargo();
         c.current_dir(&dir)
             .env("CARGO_TARGET_DIR", &target)
             .env("CUBINS_ARCHS", "90")

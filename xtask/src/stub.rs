@@ -75,9 +75,7 @@ pub fn loader_path(stub_root: &Path) -> std::ffi::OsString {
 /// copy of it lies, downloading it first when it is missing (a fresh clone, a fresh
 /// `CARGO_HOME`), which also covers vendored and replaced sources.
 fn cust_raw_bindings() -> Result<PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(root())
+    let out = crate::tasks::cargo()
         .args([
             "metadata",
             "--format-version",

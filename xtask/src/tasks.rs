@@ -7,9 +7,12 @@ use cubins_build::schema::ReportsFile;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn cargo() -> Command {
+/// A cargo command in the workspace root. Its stdin is empty: cargo hands its own to the
+/// `rustc -` it runs to learn the target, which then compiles whatever a CI runner's stdin
+/// holds.
+pub fn cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    c.current_dir(root());
+    c.current_dir(root()).stdin(Stdio::null());
     c
 }
 
