@@ -128,7 +128,7 @@ fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<List
     let mut c = tasks::cargo();
     c.current_dir(dependent)
         .env("CARGO_TARGET_DIR", work.join("target"))
-        .arg("run");
+        .args(["run", "--quiet"]);
     // Nothing of this machine's kernel setup: the arch is the dependent's `sm90` feature,
     // the cache its own (a fresh nvcc build), the kernels from where `kernels` says.
     for v in [
@@ -154,18 +154,7 @@ fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<List
                 .env(cubins_build::prebuilt::ENV, dir);
         }
     }
-    let mut out = c.output()?;
-    if !out.status.success() {
-        // A first run in a fresh target folder has failed at times with no output at all;
-        // it is said, and the second run must pass.
-        println!(
-            "xtask package: the dependent's run failed ({}), once more: stdout {:?}, stderr {:?}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out = c.output()?;
-    }
+    let out = c.output()?;
     if !out.status.success() {
         return Err(format!(
             "the dependent of the packaged cubins failed ({}):\n{}{}",
