@@ -196,45 +196,8 @@ pub fn test(args: &[String]) -> Result {
         .arg("test")
         .args(&cargo_args);
     status(c)?;
-    docs(&stub)?;
     // The published package, as a dependent builds it.
     crate::package::run(&[])
-}
-
-/// The API docs of both published crates, with and without the runtime feature; any rustdoc
-/// warning (a broken link) fails the test. Read from rustdoc's output rather than turned
-/// into errors with `RUSTDOCFLAGS`, which cargo also hands to its compiler probes. Their own
-/// target folder: the docs need no kernels (`CUBINS_NO_BUILD=1`), which must not rebuild the
-/// tests' ones.
-fn docs(stub: &Path) -> Result {
-    let target = Workspace::of(&[])?.build_dir.join("doc-check");
-    for features in [&[][..], &["--features", "cubins/cust"]] {
-        let mut c = cargo();
-        c.env("CUBINS_NO_BUILD", "1")
-            .env("CUDA_LIBRARY_PATH", stub)
-            .env("CARGO_TARGET_DIR", &target)
-            .args(["doc", "--no-deps", "-p", "cubins", "-p", "cubins-build"])
-            .args(features);
-        let out = c.output()?;
-        let text = String::from_utf8_lossy(&out.stderr);
-        let warnings: Vec<&str> = text
-            .lines()
-            .filter(|l| l.starts_with("warning") || l.starts_with("error"))
-            .collect();
-        if !out.status.success() || !warnings.is_empty() {
-            return Err(format!(
-                "cargo doc {} ({}): {} warnings or errors:\n{text}",
-                features.join(" "),
-                out.status,
-                warnings.len()
-            )
-            .into());
-        }
-    }
-    println!(
-        "xtask test: cargo doc of cubins and cubins-build, with and without `cust`: no warnings"
-    );
-    Ok(())
 }
 
 pub fn inspect(args: &[String]) -> Result {
