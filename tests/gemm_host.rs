@@ -1391,16 +1391,9 @@ fn every_planned_entry_is_declared() {
         let class = SmemClass::of_cc(arch.cc);
         for (name, _, smem, _) in planned_entries(class) {
             let entry = &manifest.kernels[&name];
-            // The wgmma entries run only from sm_90a cubins; other builds hold stubs that are
-            // never launched, declared with no shared memory.
-            let want = if name.contains("_wgmma_") && arch.sm_name() != "sm_90a" {
-                0
-            } else {
-                smem
-            };
             assert_eq!(
                 entry.dynamic_smem_on(&arch.sm_name()),
-                want,
+                smem,
                 "{name} on {arch} ({class:?}): dynamic_smem_bytes"
             );
         }
@@ -1422,13 +1415,10 @@ fn every_planned_entry_is_declared() {
         };
         assert_eq!(entry.file, format!("{file}.cu"), "{name}");
         assert_eq!(entry.block_sizes, vec![*threads], "{name}: block_sizes");
-        // The wgmma kernels are real, and launched with their ring, on sm_90a only.
-        let declared = if wgmma {
-            entry.dynamic_smem_on("sm_90a")
-        } else {
-            entry.dynamic_smem_bytes
-        };
-        assert_eq!(declared, *smem, "{name}: dynamic_smem_bytes");
+        assert_eq!(
+            entry.dynamic_smem_bytes, *smem,
+            "{name}: dynamic_smem_bytes"
+        );
         // The wgmma kernels promise their occupancy where they are real: sm_90a.
         let contract = if wgmma {
             entry
