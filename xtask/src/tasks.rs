@@ -195,9 +195,7 @@ pub fn test(args: &[String]) -> Result {
         .env("LD_LIBRARY_PATH", stub::loader_path(&stub))
         .arg("test")
         .args(&cargo_args);
-    status(c)?;
-    // The published package, as a dependent builds it.
-    crate::package::run(&[])
+    status(c)
 }
 
 pub fn inspect(args: &[String]) -> Result {
