@@ -83,6 +83,7 @@ pub fn run(args: &[String]) -> Result {
         "xtask package: building a fresh crate on the unpacked package with nvcc ({})",
         dependent.display()
     );
+    println!("xtask package: {}", toolchain_versions(&dependent)?);
     let fresh = run_dependent(&dependent, &work, Kernels::Nvcc(&nvcc))?;
     let prebuilt = work.join("prebuilt");
     let exported = export::export(&prebuilt, &[SM90])?;
@@ -122,13 +123,15 @@ struct Listing {
     listing: String,
 }
 
-/// Builds and runs the dependent (one target folder for both runs: the build script reruns
-/// on the variables that change).
+/// Builds the dependent, then runs its program (one target folder for both builds: the build
+/// script reruns on the variables that change). Build and program run as two steps, each
+/// reporting its own status and output, so a failure says which of them failed and how.
 fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<Listing> {
+    let target = work.join("target");
     let mut c = tasks::cargo();
     c.current_dir(dependent)
-        .env("CARGO_TARGET_DIR", work.join("target"))
-        .args(["run", "--quiet"]);
+        .env("CARGO_TARGET_DIR", &target)
+        .args(["build", "--message-format=short"]);
     // Nothing of this machine's kernel setup: the arch is the dependent's `sm90` feature,
     // the cache its own (a fresh nvcc build), the kernels from where `kernels` says.
     for v in [
@@ -154,13 +157,23 @@ fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<List
                 .env(cubins_build::prebuilt::ENV, dir);
         }
     }
-    let out = c.output()?;
+    let built = c.output()?;
+    if !built.status.success() {
+        return Err(failure("building the dependent of the packaged cubins", &c, &built).into());
+    }
+    let program = target.join("debug").join("dependent");
+    let mut run = Command::new(&program);
+    run.current_dir(dependent)
+        .stdin(std::process::Stdio::null());
+    let out = run.output()?;
     if !out.status.success() {
+        let size = std::fs::metadata(&program)
+            .map_or_else(|e| e.to_string(), |m| format!("{} bytes", m.len()));
         return Err(format!(
-            "the dependent of the packaged cubins failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+            "{}\nthe program: {} ({size}); its build said:\n{}",
+            failure("running the dependent of the packaged cubins", &run, &out),
+            program.display(),
+            String::from_utf8_lossy(&built.stderr)
         )
         .into());
     }
@@ -180,6 +193,36 @@ fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<List
         cubins,
         listing,
     })
+}
+
+/// `cargo -V` and `rustc -V` as the dependent's folder sees them.
+fn toolchain_versions(dependent: &Path) -> Result<String> {
+    let mut lines = Vec::new();
+    for (mut c, name) in [(tasks::cargo(), "cargo"), (Command::new("rustc"), "rustc")] {
+        let out = c.current_dir(dependent).arg("-V").output()?;
+        if !out.status.success() {
+            return Err(failure(&format!("`{name} -V` in the dependent"), &c, &out).into());
+        }
+        lines.push(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    }
+    Ok(lines.join(", "))
+}
+
+/// What failed, the command, its status (a signal by name where it was one) and everything
+/// it printed.
+fn failure(what: &str, c: &Command, out: &std::process::Output) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let status = match out.status.signal() {
+        Some(signal) => format!("killed by signal {signal}"),
+        None => out.status.to_string(),
+    };
+    format!(
+        "{what} failed ({status}): {c:?}\n--- stdout ({} bytes)\n{}\n--- stderr ({} bytes)\n{}",
+        out.stdout.len(),
+        String::from_utf8_lossy(&out.stdout),
+        out.stderr.len(),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 /// `PATH` without any folder holding nvcc or cuobjdump or named like a CUDA install.
