@@ -266,8 +266,7 @@ where
         gemm_with_workspace(
             self.gpu,
             stream,
-            self.spec.tier,
-            &self.desc,
+            &self.desc.with_tier(self.spec.tier),
             &s.a,
             &s.b,
             &mut s.c,

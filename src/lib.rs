@@ -29,12 +29,14 @@ pub mod kernels {
     crate::include_kernels!();
 }
 
+#[cfg(feature = "cudarc")]
+pub use cudarc;
 #[cfg(feature = "cust")]
 pub use cust;
 pub use half;
 pub use library::Library;
 
-#[cfg(feature = "cust")]
+#[cfg(feature = "driver")]
 pub mod ops;
 
 /// The build's kernel reports (`OUT_DIR/reports.json`), for the snapshot tests.

@@ -49,19 +49,3 @@ macro_rules! include_kernels {
         include!(concat!(env!("OUT_DIR"), "/cubins_kernels.rs"));
     };
 }
-
-/// Expands to its input when cubins has its `cust` runtime, to nothing otherwise: generated
-/// launchers name `cust` types, which exist only then.
-#[cfg(feature = "cust")]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __with_cust {
-    ($($item:tt)*) => { $($item)* };
-}
-
-#[cfg(not(feature = "cust"))]
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __with_cust {
-    ($($item:tt)*) => {};
-}

@@ -34,7 +34,7 @@ use cubins::ops::softmax::{softmax, softmax_backward};
 use cubins::ops::swiglu::{swiglu, swiglu_interleaved};
 use cubins::ops::{Launched, Threads};
 use cubins::runtime::launchers::Dtype;
-use cubins::runtime::{Bf16, Error, Gpu, RoutePolicy};
+use cubins::runtime::{Bf16, DeviceWrite, Error, Gpu, RoutePolicy};
 use cust::stream::Stream;
 use gpu_common::{gpu, gpu_with};
 use guarded::{DeviceElem, Guarded};
@@ -491,7 +491,8 @@ fn rope_case<T: GpuElem>(
     );
     let stream = gpu.stream().unwrap();
     let mut kv = kd.view();
-    let k_arg = if k_heads > 0 { Some(&mut kv) } else { None };
+    let k_arg: Option<&mut dyn DeviceWrite<T::Dev, Stream>> =
+        if k_heads > 0 { Some(&mut kv) } else { None };
     let launched = rope(
         gpu,
         &stream,

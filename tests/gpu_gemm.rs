@@ -32,7 +32,7 @@ use cubins::ops::gemm::{
     device_facts, gemm, gemm_plan, gemm_with_workspace, gemm_workspace_len, plan, wgmma_route,
     Choice, Dtype, GemmDesc, GemmInput, GemmLaunch, GemmOutput, Layout, Schedule, Tier,
 };
-use cubins::runtime::{Bf16, Error, Gpu, F16};
+use cubins::runtime::{Bf16, DeviceRead, Error, Gpu, F16};
 use cust::stream::Stream;
 use gemm_common::reference::{epilogue, gemm_f64, pedantic_f32, rel_frobenius};
 use gpu_common::gpu;
@@ -227,20 +227,27 @@ where
     let ws_len = gemm_workspace_len(gpu, tier, &desc)?;
     let workspace = (ws_len > 0).then(|| Guarded::<f32>::poisoned(ws_len, 0));
     let (av, bv, mut cv) = (a.view(), b.view(), c.view());
-    let bias_arg = case.bias.then_some(&bias_view);
+    let bias_arg: Option<&dyn DeviceRead<f32, Stream>> = case.bias.then_some(&bias_view);
     let launch = match &workspace {
         Some(w) => gemm_with_workspace(
             gpu,
             stream,
-            tier,
-            &desc,
+            &desc.with_tier(tier),
             &av,
             &bv,
             &mut cv,
             bias_arg,
             &mut w.view(),
         )?,
-        None => gemm(gpu, stream, tier, &desc, &av, &bv, &mut cv, bias_arg)?,
+        None => gemm(
+            gpu,
+            stream,
+            &desc.with_tier(tier),
+            &av,
+            &bv,
+            &mut cv,
+            bias_arg,
+        )?,
     };
     stream.synchronize().expect("the kernel ran to completion");
     let what = format!("{} {}", launch.plan.entry, case.describe());
@@ -976,8 +983,7 @@ where
         let launch = gemm_with_workspace(
             gpu,
             s,
-            tier,
-            &desc,
+            &desc.with_tier(tier),
             &av,
             &bv,
             &mut cv.index(..),
@@ -1062,9 +1068,17 @@ fn bad_input_is_refused_before_launch() {
         assert!(e.to_string().contains(needle), "{what}: {e}");
     };
     let short = a.index(..64 * 63);
-    assert!(gemm_plan(&gpu, Tier::Bf16, &d, &a, &b, &c, None).is_ok());
+    assert!(gemm_plan(&gpu, &stream, &d, &a, &b, &c, None).is_ok());
     refused(
-        gemm(&gpu, &stream, Tier::Bf16, &d, &short, &b, &mut c, None),
+        gemm(
+            &gpu,
+            &stream,
+            &d.with_tier(Tier::Bf16),
+            &short,
+            &b,
+            &mut c,
+            None,
+        ),
         "short A",
         "`a`",
     );
@@ -1072,7 +1086,6 @@ fn bad_input_is_refused_before_launch() {
         gemm(
             &gpu,
             &stream,
-            Tier::Bf16,
             &GemmDesc::new(Layout::NN, 65, 64, 64),
             &a,
             &b,
@@ -1086,7 +1099,6 @@ fn bad_input_is_refused_before_launch() {
         gemm(
             &gpu,
             &stream,
-            Tier::Bf16,
             &d.with_leading_dims(63, 64, 64),
             &a,
             &b,
@@ -1097,17 +1109,41 @@ fn bad_input_is_refused_before_launch() {
         "leading dimensions",
     );
     refused(
-        gemm(&gpu, &stream, Tier::Fp16, &d, &a, &b, &mut c, None),
+        gemm(
+            &gpu,
+            &stream,
+            &d.with_tier(Tier::Fp16),
+            &a,
+            &b,
+            &mut c,
+            None,
+        ),
         "bf16 inputs to the fp16 tier",
         "tier's type",
     );
     refused(
-        gemm(&gpu, &stream, Tier::Bf16, &d, &a, &b, &mut c16, None),
+        gemm(
+            &gpu,
+            &stream,
+            &d.with_tier(Tier::Bf16),
+            &a,
+            &b,
+            &mut c16,
+            None,
+        ),
         "f16 output of the bf16 tier",
         "output of the input type",
     );
     refused(
-        gemm(&gpu, &stream, Tier::Tf32, &d, &f, &f, &mut c16, None),
+        gemm(
+            &gpu,
+            &stream,
+            &d.with_tier(Tier::Tf32),
+            &f,
+            &f,
+            &mut c16,
+            None,
+        ),
         "f16 output of tf32",
         "output of the input type",
     );
@@ -1116,8 +1152,7 @@ fn bad_input_is_refused_before_launch() {
         gemm(
             &gpu,
             &stream,
-            Tier::Tf32,
-            &d,
+            &d.with_tier(Tier::Tf32),
             &f,
             &f,
             &mut fc,
@@ -1129,7 +1164,15 @@ fn bad_input_is_refused_before_launch() {
     // C overlapping an input.
     let (fa, mut fc_alias) = (f.index(..), f.index(..));
     refused(
-        gemm(&gpu, &stream, Tier::Tf32, &d, &fa, &f, &mut fc_alias, None),
+        gemm(
+            &gpu,
+            &stream,
+            &d.with_tier(Tier::Tf32),
+            &fa,
+            &f,
+            &mut fc_alias,
+            None,
+        ),
         "C = A",
         "overlap",
     );
@@ -1137,7 +1180,6 @@ fn bad_input_is_refused_before_launch() {
         gemm(
             &gpu,
             &stream,
-            Tier::Bf16,
             &GemmDesc::new(Layout::TN, 8, 64, 64)
                 .with_schedule(Schedule::Decode(plan::DECODE_NT_N32W8)),
             &a,
@@ -1152,8 +1194,7 @@ fn bad_input_is_refused_before_launch() {
         gemm(
             &gpu,
             &stream,
-            Tier::Tf32,
-            &d.with_grid(3),
+            &d.with_grid(3).with_tier(Tier::Tf32),
             &f,
             &f,
             &mut fc,
@@ -1177,8 +1218,7 @@ fn bad_input_is_refused_before_launch() {
         gemm_with_workspace(
             &gpu,
             &stream,
-            Tier::Tf32,
-            &wgmma_tf32,
+            &wgmma_tf32.with_tier(Tier::Tf32),
             &f,
             &f,
             &mut fc,
@@ -1193,8 +1233,7 @@ fn bad_input_is_refused_before_launch() {
         gemm_with_workspace(
             &gpu,
             &stream,
-            Tier::Tf32,
-            &wgmma_tf32,
+            &wgmma_tf32.with_tier(Tier::Tf32),
             &a_in_ws,
             &f,
             &mut fc,

@@ -171,7 +171,7 @@ fn op_gemm_bf16(
     c: &mut Buf<Bf16>,
     bias: &Buf<f32>,
 ) -> Result<(), Error> {
-    gemm(g, s, Tier::Bf16, desc, a, b, c, Some(bias)).map(drop)
+    gemm(g, s, desc, a, b, c, Some(bias)).map(drop)
 }
 
 fn op_gemm_tf32(
@@ -183,7 +183,7 @@ fn op_gemm_tf32(
     c: &mut Buf<f32>,
     workspace: &mut Buf<f32>,
 ) -> Result<(), Error> {
-    gemm_with_workspace(g, s, Tier::Tf32, desc, a, b, c, None, workspace).map(drop)
+    gemm_with_workspace(g, s, &desc.with_tier(Tier::Tf32), a, b, c, None, workspace).map(drop)
 }
 
 // ------------------------------------------------------------------ buffers

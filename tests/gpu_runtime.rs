@@ -10,10 +10,10 @@ mod gpu_common;
 use cubins::kernels::{CopyCpAsync, CopyVec16};
 use cubins::ops::copy::{copy, copy_with, default_config, CopyKernel};
 use cubins::runtime::{
-    ptx_fallbacks, ArtifactKind, Error, Gpu, LaunchConfig, LaunchError, RoutePolicy, U8x16,
-    FORCE_ROUTE_ENV,
+    ptx_fallbacks, ArtifactKind, DevicePtr, Error, Gpu, LaunchConfig, LaunchError, RoutePolicy,
+    StreamHandle, U8x16, FORCE_ROUTE_ENV,
 };
-use cust::memory::{CopyDestination, DevicePointer, DeviceSlice};
+use cust::memory::{CopyDestination, DeviceSlice};
 use gpu_common::{first_difference, gpu, gpu_with, random_bytes, POISON};
 use std::sync::{Arc, Barrier, Mutex, MutexGuard};
 
@@ -410,8 +410,10 @@ fn launch_checks_refuse_before_the_gpu() {
     // The typed launcher itself, below the ops layer: its checks hold for direct callers too.
     let vec16 = gpu.kernel::<CopyVec16>().unwrap();
     let cp = gpu.kernel::<CopyCpAsync>().unwrap();
-    let (ps, pd): (DevicePointer<U8x16>, DevicePointer<U8x16>) =
-        (src.as_device_ptr().cast(), dst.as_device_ptr().cast());
+    let (ps, pd): (DevicePtr<U8x16>, DevicePtr<U8x16>) = (
+        DevicePtr::from_raw(src.as_device_ptr().as_raw()),
+        DevicePtr::from_raw(dst.as_device_ptr().as_raw()),
+    );
     let block_z = LaunchConfig {
         grid: [1, 1, 1],
         block: [1, 1, 65],
@@ -452,7 +454,8 @@ fn launch_checks_refuse_before_the_gpu() {
             "{e}"
         );
         let mut two = [std::ptr::null_mut(); 2];
-        let e = launch(vec16.launch_raw(&stream, &LaunchConfig::linear(1, 32), &mut two));
+        let e =
+            launch(vec16.launch_raw(stream.raw_stream(), &LaunchConfig::linear(1, 32), &mut two));
         assert_eq!(
             e,
             LaunchError::ArgumentCount {

@@ -231,10 +231,10 @@ params = ["x: *mut f32", "p: f32"]
         assert!(src.contains("const INDEX: usize = 0;") && src.contains("const INDEX: usize = 1;"));
         assert!(src.contains("const LIBRARY: &'static ::cubins::Library = &LIBRARY;"));
         assert!(src.contains(
-            "type Args = (::cubins::cust::memory::DevicePointer<::cubins::runtime::U8x16>, \
-             ::cubins::cust::memory::DevicePointer<::cubins::runtime::U8x16>, u64);"
+            "type Args = (::cubins::runtime::DevicePtr<::cubins::runtime::U8x16>, \
+             ::cubins::runtime::DevicePtr<::cubins::runtime::U8x16>, u64);"
         ));
-        assert!(src.contains("type Args = (::cubins::cust::memory::DevicePointer<f32>, f32);"));
+        assert!(src.contains("type Args = (::cubins::runtime::DevicePtr<f32>, f32);"));
     }
 
     #[test]
@@ -317,7 +317,7 @@ params = ["a: *const {dtype.ty}"]
         let src = generate(&m, &[]).unwrap();
         // Table order is the manifest's (sorted): gemm_fp16 0, rope_gptj_* 1-3,
         // rope_neox_* 4-6, swiglu_* 7-8.
-        let ptr = |t: &str| format!("::cubins::cust::memory::DevicePointer<{t}>");
+        let ptr = |t: &str| format!("::cubins::runtime::DevicePtr<{t}>");
         assert!(
             src.contains("pub struct Swiglu<T>(::core::marker::PhantomData<T>);"),
             "{src}"

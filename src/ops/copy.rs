@@ -19,11 +19,12 @@
 //! # Ok(()) }
 //! ```
 
-use super::{buffer, Launched};
+use super::Launched;
 use crate::kernels::{CopyCpAsync, CopyVec16};
-use crate::runtime::{Error, Gpu, LaunchConfig, LaunchError, U8x16};
-use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
-use cust::stream::Stream;
+use crate::runtime::{
+    DevicePtr, DeviceRead, DeviceView, DeviceWrite, Error, Gpu, LaunchConfig, LaunchError,
+    StreamHandle, U8x16,
+};
 
 /// Which copy kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -83,13 +84,15 @@ pub fn default_config(gpu: &Gpu, kernel: CopyKernel, n_vec: u64) -> LaunchConfig
 /// Copies `src` into `dst` on `stream` with the default geometry. Both must be 16-byte
 /// aligned, of equal length, a multiple of 16 bytes, and disjoint. Empty buffers launch
 /// nothing (the record's grid is empty).
-pub fn copy<T: DeviceCopy>(
+pub fn copy<T, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
+    stream: &S,
     kernel: CopyKernel,
-    src: &DeviceSlice<T>,
-    dst: &mut DeviceSlice<T>,
+    src: &impl DeviceRead<T, S>,
+    dst: &mut impl DeviceWrite<T, S>,
 ) -> Result<Launched, Error> {
+    let (src, dst) = (src.read(stream), dst.write(stream));
+    let (src, dst) = (src.view, dst.view);
     let n_vec = check_buffers(src, dst)?;
     if n_vec == 0 {
         return Ok(Launched {
@@ -110,14 +113,16 @@ pub fn copy<T: DeviceCopy>(
 }
 
 /// [`copy`] with an explicit geometry (for sweeps); a geometry the kernel cannot run is an `Err`.
-pub fn copy_with<T: DeviceCopy>(
+pub fn copy_with<T, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
+    stream: &S,
     kernel: CopyKernel,
-    src: &DeviceSlice<T>,
-    dst: &mut DeviceSlice<T>,
+    src: &impl DeviceRead<T, S>,
+    dst: &mut impl DeviceWrite<T, S>,
     config: &LaunchConfig,
 ) -> Result<Launched, Error> {
+    let (src, dst) = (src.read(stream), dst.write(stream));
+    let (src, dst) = (src.view, dst.view);
     let n_vec = check_buffers(src, dst)?;
     if !config.is_linear() {
         return Err(LaunchError::Geometry {
@@ -139,11 +144,8 @@ pub fn copy_with<T: DeviceCopy>(
 }
 
 /// Checks what the kernels need of their buffers; returns the number of 16-byte vectors.
-fn check_buffers<T: DeviceCopy>(
-    src: &DeviceSlice<T>,
-    dst: &DeviceSlice<T>,
-) -> Result<u64, LaunchError> {
-    let (s, d) = (buffer("src", src), buffer("dst", dst));
+fn check_buffers<T>(src: DeviceView<T>, dst: DeviceView<T>) -> Result<u64, LaunchError> {
+    let (s, d) = (src.arg("src"), dst.arg("dst"));
     s.same_length(&d)?;
     for b in [&s, &d] {
         b.multiple_of(VECTOR_BYTES)?;
@@ -153,17 +155,17 @@ fn check_buffers<T: DeviceCopy>(
     Ok(s.bytes / u64::from(VECTOR_BYTES))
 }
 
-fn launch<T: DeviceCopy>(
+fn launch<T>(
     gpu: &Gpu,
-    stream: &Stream,
+    stream: &impl StreamHandle,
     kernel: CopyKernel,
-    src: &DeviceSlice<T>,
-    dst: &mut DeviceSlice<T>,
+    src: DeviceView<T>,
+    dst: DeviceView<T>,
     n_vec: u64,
     config: &LaunchConfig,
 ) -> Result<Launched, Error> {
-    let s: DevicePointer<U8x16> = src.as_device_ptr().cast();
-    let d: DevicePointer<U8x16> = dst.as_device_ptr().cast();
+    let s: DevicePtr<U8x16> = src.ptr.cast();
+    let d: DevicePtr<U8x16> = dst.ptr.cast();
     // SAFETY: `check_buffers` proved both buffers hold `n_vec` aligned 16-byte vectors and do
     // not overlap; the kernels touch exactly indices 0..n_vec of each.
     unsafe {

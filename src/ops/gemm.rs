@@ -12,7 +12,7 @@
 //!
 //! ```no_run
 //! use cubins::cust::memory::DeviceBuffer;
-//! use cubins::ops::gemm::{gemm, GemmDesc, Layout, Tier};
+//! use cubins::ops::gemm::{gemm, GemmDesc, Layout};
 //! use cubins::runtime::{Bf16, Gpu};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let gpu = Gpu::new()?;
@@ -23,7 +23,7 @@
 //! let mut c = DeviceBuffer::from_slice(&vec![Bf16::default(); m * n])?;
 //! gpu.synchronize()?; // the uploads ran on the legacy stream; `stream` does not wait for it
 //! let desc = GemmDesc::new(Layout::NN, m, n, k);
-//! let launched = gemm(&gpu, &stream, Tier::Bf16, &desc, &a, &b, &mut c, None)?;
+//! let launched = gemm(&gpu, &stream, &desc, &a, &b, &mut c, None)?; // bf16: the tier of Bf16
 //! stream.synchronize()?;
 //! println!("{}", launched.stamp(&gpu)?); // the route, the schedule the planner chose, its grid
 //! # Ok(()) }
@@ -34,11 +34,10 @@ pub mod plan;
 pub use plan::{Choice, Dtype, Layout, Plan, PlanError, Problem, Schedule, Tier, Workspace};
 
 use super::rows::check_disjoint;
-use super::{buffer, Launched};
+use super::Launched;
 use crate::kernels as l;
 use crate::runtime::{ArtifactKind, Bf16, Error, Gpu, LaunchConfig, LaunchError, F16};
-use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
-use cust::stream::Stream;
+use crate::runtime::{DevicePtr, DeviceRead, DeviceView, DeviceWrite, RawStream, StreamHandle};
 use std::fmt;
 
 /// The shape and scalars of one GEMM call (everything but the buffers).
@@ -57,6 +56,9 @@ pub struct GemmDesc {
     pub beta: f32,
     /// A schedule (and, for the pedantic tier, a grid) to force instead of the selector's.
     pub choice: Choice,
+    /// The tier: `None` takes the one of the input type (bf16, fp16); f32 inputs name theirs,
+    /// [`Tier::Tf32`] or [`Tier::F32Pedantic`] ([`GemmDesc::with_tier`]).
+    pub tier: Option<Tier>,
 }
 
 impl GemmDesc {
@@ -73,7 +75,14 @@ impl GemmDesc {
             alpha: 1.0,
             beta: 0.0,
             choice: Choice::default(),
+            tier: None,
         }
+    }
+
+    /// Runs on `tier` (f32 inputs must choose: TF32 tensor cores or pedantic FFMA).
+    pub fn with_tier(mut self, tier: Tier) -> GemmDesc {
+        self.tier = Some(tier);
+        self
     }
 
     pub fn with_scalars(mut self, alpha: f32, beta: f32) -> GemmDesc {
@@ -169,7 +178,7 @@ impl fmt::Display for GemmLaunch {
 }
 
 /// Output element types.
-pub trait GemmOutput: DeviceCopy {
+pub trait GemmOutput: crate::runtime::Dtype {
     const DTYPE: Dtype;
 }
 
@@ -188,10 +197,10 @@ impl GemmOutput for f32 {
 /// The kernels' arguments after the checks (`CUBINS_GEMM_PARAMS`, cuda/include/cubins/gemm/args.cuh).
 #[derive(Debug, Clone, Copy)]
 pub struct KernelArgs<T: GemmInput> {
-    pub a: DevicePointer<T>,
-    pub b: DevicePointer<T>,
-    pub c: DevicePointer<T::C>,
-    pub bias: DevicePointer<f32>,
+    pub a: DevicePtr<T>,
+    pub b: DevicePtr<T>,
+    pub c: DevicePtr<T::C>,
+    pub bias: DevicePtr<f32>,
     pub m: i32,
     pub n: i32,
     pub k: i32,
@@ -204,10 +213,12 @@ pub struct KernelArgs<T: GemmInput> {
 }
 
 /// Input element types: the tiers that read them and their entry points.
-pub trait GemmInput: DeviceCopy {
+pub trait GemmInput: crate::runtime::Dtype {
     const DTYPE: Dtype;
+    /// The tier of this input type when the call names none (`None`: f32, which must).
+    const TIER: Option<Tier>;
     /// Element type of the kernels' `c` parameter (`u8` where the output type varies).
-    type C: DeviceCopy;
+    type C: Copy + 'static;
 
     /// Launches entry point `entry` of this input type.
     ///
@@ -217,7 +228,7 @@ pub trait GemmInput: DeviceCopy {
     /// other buffers, the flag bits true of the addresses and leading dimensions.
     unsafe fn launch(
         gpu: &Gpu,
-        stream: &Stream,
+        stream: RawStream,
         config: &LaunchConfig,
         entry: &str,
         args: &KernelArgs<Self>,
@@ -225,21 +236,22 @@ pub trait GemmInput: DeviceCopy {
 }
 
 macro_rules! gemm_input {
-    ($t:ty, $dtype:expr, $c:ty, { $($entry:literal => $launcher:ident),* $(,)? }) => {
+    ($t:ty, $dtype:expr, $tier:expr, $c:ty, { $($entry:literal => $launcher:ident),* $(,)? }) => {
         impl GemmInput for $t {
             const DTYPE: Dtype = $dtype;
+            const TIER: Option<Tier> = $tier;
             type C = $c;
 
             unsafe fn launch(
                 gpu: &Gpu,
-                stream: &Stream,
+                stream: RawStream,
                 config: &LaunchConfig,
                 entry: &str,
                 x: &KernelArgs<Self>,
             ) -> Result<(), Error> {
                 match entry {
                     $($entry => gpu.kernel::<l::$launcher>()?.launch(
-                        stream, config, (x.a, x.b, x.c, x.bias, x.m, x.n, x.k, x.lda, x.ldb, x.ldc, x.alpha,
+                        &stream, config, (x.a, x.b, x.c, x.bias, x.m, x.n, x.k, x.lda, x.ldb, x.ldc, x.alpha,
                         x.beta, x.flags),
                     ),)*
                     other => Err(Error::UnknownKernel {
@@ -252,7 +264,7 @@ macro_rules! gemm_input {
     };
 }
 
-gemm_input!(Bf16, Dtype::Bf16, u8, {
+gemm_input!(Bf16, Dtype::Bf16, Some(Tier::Bf16), u8, {
     "gemm_bf16_nn_wgmma_128x256" => GemmBf16NnWgmma128x256,
     "gemm_bf16_tn_wgmma_128x256" => GemmBf16TnWgmma128x256,
     "gemm_bf16_nt_wgmma_128x256" => GemmBf16NtWgmma128x256,
@@ -281,7 +293,7 @@ gemm_input!(Bf16, Dtype::Bf16, u8, {
     "gemm_bf16_nn_decode_n32w8" => GemmBf16NnDecodeN32w8,
 });
 
-gemm_input!(F16, Dtype::F16, u8, {
+gemm_input!(F16, Dtype::F16, Some(Tier::Fp16), u8, {
     "gemm_fp16_nn_wgmma_128x256" => GemmFp16NnWgmma128x256,
     "gemm_fp16_tn_wgmma_128x256" => GemmFp16TnWgmma128x256,
     "gemm_fp16_nt_wgmma_128x256" => GemmFp16NtWgmma128x256,
@@ -310,7 +322,7 @@ gemm_input!(F16, Dtype::F16, u8, {
     "gemm_fp16_nn_decode_n32w8" => GemmFp16NnDecodeN32w8,
 });
 
-gemm_input!(f32, Dtype::F32, f32, {
+gemm_input!(f32, Dtype::F32, None, f32, {
     "gemm_tf32_nt_wgmma_128x256" => GemmTf32NtWgmma128x256,
     "gemm_tf32_nn_128x256" => GemmTf32Nn128x256,
     "gemm_tf32_tn_128x256" => GemmTf32Tn128x256,
@@ -367,16 +379,54 @@ pub fn wgmma_route(gpu: &Gpu) -> Result<bool, Error> {
 }
 
 /// The checked problem and plan for `desc` on these buffers, without launching.
-pub fn gemm_plan<T: GemmInput, O: GemmOutput>(
+pub fn gemm_plan<T: GemmInput, O: GemmOutput, S: StreamHandle>(
     gpu: &Gpu,
-    tier: Tier,
+    stream: &S,
     desc: &GemmDesc,
-    a: &DeviceSlice<T>,
-    b: &DeviceSlice<T>,
-    c: &DeviceSlice<O>,
-    bias: Option<&DeviceSlice<f32>>,
+    a: &impl DeviceRead<T, S>,
+    b: &impl DeviceRead<T, S>,
+    c: &impl DeviceRead<O, S>,
+    bias: Option<&dyn DeviceRead<f32, S>>,
 ) -> Result<GemmLaunch, Error> {
-    plan_on_buffers(gpu, tier, desc, a, b, c, bias, None)
+    let held = (a.read(stream), b.read(stream), c.read(stream));
+    let bias = bias.map(|b| b.read(stream));
+    let views = Views {
+        a: held.0.view,
+        b: held.1.view,
+        c: held.2.view,
+        bias: bias.as_ref().map(|b| b.view),
+        workspace: None,
+    };
+    plan_on_buffers(gpu, desc, &views)
+}
+
+/// The buffers of one call, as views.
+struct Views<T, O> {
+    a: DeviceView<T>,
+    b: DeviceView<T>,
+    c: DeviceView<O>,
+    bias: Option<DeviceView<f32>>,
+    workspace: Option<DeviceView<f32>>,
+}
+
+/// The tier `desc` runs for inputs of `T`: its own, or the input type's.
+fn tier_of<T: GemmInput>(desc: &GemmDesc) -> Result<Tier, Error> {
+    let requirement = match (desc.tier, T::TIER) {
+        (Some(t), _) if t.input() == T::DTYPE => return Ok(t),
+        (None, Some(t)) => return Ok(t),
+        (None, None) => {
+            "f32 inputs name their tier: GemmDesc::with_tier(Tier::Tf32 or Tier::F32Pedantic)"
+        }
+        (Some(_), _) => {
+            "inputs of the tier's type (bf16: Bf16, fp16: F16, tf32 and f32_pedantic: f32)"
+        }
+    };
+    Err(LaunchError::Geometry {
+        kernel: "gemm",
+        requirement,
+        config: LaunchConfig::linear(0, 0),
+    }
+    .into())
 }
 
 /// Floats of workspace [`gemm_with_workspace`] uses for `desc` on this GPU when offered
@@ -449,35 +499,18 @@ fn checked_problem(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
 fn plan_on_buffers<T: GemmInput, O: GemmOutput>(
     gpu: &Gpu,
-    tier: Tier,
     desc: &GemmDesc,
-    a: &DeviceSlice<T>,
-    b: &DeviceSlice<T>,
-    c: &DeviceSlice<O>,
-    bias: Option<&DeviceSlice<f32>>,
-    workspace: Option<&DeviceSlice<f32>>,
+    v: &Views<T, O>,
 ) -> Result<GemmLaunch, Error> {
-    if tier.input() != T::DTYPE {
-        return Err(LaunchError::Geometry {
-            kernel: "gemm",
-            requirement:
-                "inputs of the tier's type (bf16: Bf16, fp16: F16, tf32 and f32_pedantic: f32)",
-            config: LaunchConfig::linear(0, 0),
-        }
-        .into());
-    }
-    let addrs = [
-        a.as_device_ptr().as_raw(),
-        b.as_device_ptr().as_raw(),
-        c.as_device_ptr().as_raw(),
-    ];
+    let tier = tier_of::<T>(desc)?;
+    let (a, b, c, bias, workspace) = (v.a, v.b, v.c, v.bias, v.workspace);
+    let addrs = [a.ptr.as_raw(), b.ptr.as_raw(), c.ptr.as_raw()];
     let mut problem = checked_problem(tier, desc, O::DTYPE, addrs)?;
     problem.workspace = workspace.map(|w| Workspace {
-        addr: w.as_device_ptr().as_raw(),
-        bytes: w.len() as u64 * 4,
+        addr: w.ptr.as_raw(),
+        bytes: w.len as u64 * 4,
     });
     let plan = plan::plan(
         &problem,
@@ -488,13 +521,13 @@ fn plan_on_buffers<T: GemmInput, O: GemmOutput>(
     .map_err(|e| plan_error(&e))?;
 
     let (a_elems, b_elems, c_elems) = problem.spans();
-    let (ab, bb, cb) = (buffer("a", a), buffer("b", b), buffer("c", c));
+    let (ab, bb, cb) = (a.arg("a"), b.arg("b"), c.arg("c"));
     ab.at_least(a_elems * u64::from(T::DTYPE.bytes()))?;
     bb.at_least(b_elems * u64::from(T::DTYPE.bytes()))?;
     cb.at_least(c_elems * u64::from(O::DTYPE.bytes()))?;
     let mut inputs = vec![ab, bb];
     if let Some(bias) = bias {
-        let biasb = buffer("bias", bias);
+        let biasb = bias.arg("bias");
         biasb.at_least(u64::from(problem.n) * 4)?;
         inputs.push(biasb);
     }
@@ -506,7 +539,7 @@ fn plan_on_buffers<T: GemmInput, O: GemmOutput>(
     let mut outputs = vec![touched_c];
     if let Some(w) = workspace.filter(|_| plan.workspace_bytes > 0) {
         // The operand pass writes the workspace while it reads A and B.
-        let wb = buffer("workspace", w);
+        let wb = w.arg("workspace");
         outputs.push(crate::runtime::BufferArg {
             bytes: plan.workspace_bytes,
             ..wb
@@ -532,24 +565,34 @@ fn launches_as_programmatic_dependent(gpu: &Gpu, plan: &Plan) -> Result<bool, Er
     Ok(gpu.route(&plan.entry)?.code_cc >= 90 && gpu.programmatic_launch())
 }
 
-/// `C = alpha * op(A) op(B) + beta * C (+ bias)` on `stream` with tier `tier`.
+/// `C = alpha * op(A) op(B) + beta * C (+ bias)` on `stream`, on the tier of the input type
+/// (f32 inputs: the tier `desc` names).
 ///
-/// A, B (and C) are row-major with the leading dimensions of `desc`; A and B must hold
-/// `tier`'s input type, C the input type or f32 (f32 tiers: f32), `bias` N floats. Every
-/// shape and alignment is accepted (vector access is used where addresses allow it); buffers
-/// too short, C overlapping an input, or a forced schedule that does not apply are an `Err`.
-#[allow(clippy::too_many_arguments)]
-pub fn gemm<T: GemmInput, O: GemmOutput>(
+/// A, B (and C) are row-major with the leading dimensions of `desc`; C holds the input type
+/// or f32 (f32 tiers: f32), `bias` N floats. Every shape and alignment is accepted (vector
+/// access is used where addresses allow it); buffers too short, C overlapping an input, or a
+/// forced schedule that does not apply are an `Err`.
+pub fn gemm<T: GemmInput, O: GemmOutput, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
-    tier: Tier,
+    stream: &S,
     desc: &GemmDesc,
-    a: &DeviceSlice<T>,
-    b: &DeviceSlice<T>,
-    c: &mut DeviceSlice<O>,
-    bias: Option<&DeviceSlice<f32>>,
+    a: &impl DeviceRead<T, S>,
+    b: &impl DeviceRead<T, S>,
+    c: &mut impl DeviceWrite<O, S>,
+    bias: Option<&dyn DeviceRead<f32, S>>,
 ) -> Result<GemmLaunch, Error> {
-    launch_gemm(gpu, stream, tier, desc, a, b, c, bias, None)
+    // Held to the end: a runtime that orders buffers across streams records the accesses
+    // when they drop, after the launches.
+    let held = (a.read(stream), b.read(stream), c.write(stream));
+    let bias = bias.map(|b| b.read(stream));
+    let views = Views {
+        a: held.0.view,
+        b: held.1.view,
+        c: held.2.view,
+        bias: bias.as_ref().map(|b| b.view),
+        workspace: None,
+    };
+    launch_gemm(gpu, stream.raw_stream(), desc, &views)
 }
 
 /// [`gemm`] with `workspace` lent to the planner: the TF32 tier on the sm_90a route writes
@@ -558,42 +601,44 @@ pub fn gemm<T: GemmInput, O: GemmOutput>(
 /// mma.sync. The workspace must not overlap A, B, C or the bias; its contents afterwards
 /// are unspecified. Other tiers ignore it.
 #[allow(clippy::too_many_arguments)]
-pub fn gemm_with_workspace<T: GemmInput, O: GemmOutput>(
+pub fn gemm_with_workspace<T: GemmInput, O: GemmOutput, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
-    tier: Tier,
+    stream: &S,
     desc: &GemmDesc,
-    a: &DeviceSlice<T>,
-    b: &DeviceSlice<T>,
-    c: &mut DeviceSlice<O>,
-    bias: Option<&DeviceSlice<f32>>,
-    workspace: &mut DeviceSlice<f32>,
+    a: &impl DeviceRead<T, S>,
+    b: &impl DeviceRead<T, S>,
+    c: &mut impl DeviceWrite<O, S>,
+    bias: Option<&dyn DeviceRead<f32, S>>,
+    workspace: &mut impl DeviceWrite<f32, S>,
 ) -> Result<GemmLaunch, Error> {
-    launch_gemm(gpu, stream, tier, desc, a, b, c, bias, Some(workspace))
+    // Held to the end, as in `gemm`.
+    let held = (a.read(stream), b.read(stream), c.write(stream));
+    let bias = bias.map(|b| b.read(stream));
+    let workspace = workspace.write(stream);
+    let views = Views {
+        a: held.0.view,
+        b: held.1.view,
+        c: held.2.view,
+        bias: bias.as_ref().map(|b| b.view),
+        workspace: Some(workspace.view),
+    };
+    launch_gemm(gpu, stream.raw_stream(), desc, &views)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn launch_gemm<T: GemmInput, O: GemmOutput>(
     gpu: &Gpu,
-    stream: &Stream,
-    tier: Tier,
+    stream: RawStream,
     desc: &GemmDesc,
-    a: &DeviceSlice<T>,
-    b: &DeviceSlice<T>,
-    c: &mut DeviceSlice<O>,
-    bias: Option<&DeviceSlice<f32>>,
-    workspace: Option<&mut DeviceSlice<f32>>,
+    v: &Views<T, O>,
 ) -> Result<GemmLaunch, Error> {
-    let workspace = workspace.as_deref();
-    let launch = plan_on_buffers(gpu, tier, desc, a, b, c, bias, workspace)?;
+    let launch = plan_on_buffers(gpu, desc, v)?;
     let (p, pl) = (&launch.problem, &launch.plan);
     if pl.grid == 0 {
         return Ok(launch); // M == 0 or N == 0: nothing to write
     }
-    let (mut a_ptr, mut b_ptr, mut lda, mut ldb) =
-        (a.as_device_ptr(), b.as_device_ptr(), p.lda, p.ldb);
-    if let (Some(prep), Some(w)) = (&pl.prepare, workspace) {
-        let ws = w.as_device_ptr();
+    let (mut a_ptr, mut b_ptr, mut lda, mut ldb) = (v.a.ptr, v.b.ptr, p.lda, p.ldb);
+    if let (Some(prep), Some(w)) = (&pl.prepare, v.workspace) {
+        let ws = w.ptr;
         if prep.grid > 0 {
             let config = LaunchConfig::linear(prep.grid, prep.block);
             // SAFETY: the plan checked that the workspace holds (M + N) * kp floats, is
@@ -601,11 +646,11 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
             // their stored spans with these leading dimensions; f32 tiers take f32 inputs.
             unsafe {
                 gpu.kernel::<l::GemmTf32Prepare>()?.launch(
-                    stream,
+                    &stream,
                     &config,
                     (
-                        a.as_device_ptr().cast(),
-                        b.as_device_ptr().cast(),
+                        v.a.ptr.cast(),
+                        v.b.ptr.cast(),
                         ws,
                         p.m as i32,
                         p.n as i32,
@@ -621,14 +666,14 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         // The GEMM kernel reads the rounded operands as layout NT.
         a_ptr = ws.cast();
         // SAFETY: B's rows start M * kp floats into the workspace, inside it (checked above).
-        b_ptr = unsafe { ws.offset(prep.b_offset(p.m) as isize) }.cast();
+        b_ptr = ws.add(prep.b_offset(p.m) as usize).cast();
         (lda, ldb) = (prep.kp.max(1), prep.kp.max(1));
     }
     let args = KernelArgs::<T> {
         a: a_ptr,
         b: b_ptr,
-        c: c.as_device_ptr().cast(),
-        bias: bias.map_or(DevicePointer::null(), |s| s.as_device_ptr()),
+        c: v.c.ptr.cast(),
+        bias: v.bias.map_or(DevicePtr::null(), |b| b.ptr),
         m: p.m as i32,
         n: p.n as i32,
         k: p.k as i32,

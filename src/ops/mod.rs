@@ -16,15 +16,3 @@ pub mod swiglu;
 
 pub use launched::Launched;
 pub use rows::Threads;
-
-use crate::runtime::BufferArg;
-use cust::memory::{DeviceCopy, DeviceSlice};
-
-/// The buffer `slice` as launch checks see it.
-pub fn buffer<T: DeviceCopy>(param: &'static str, slice: &DeviceSlice<T>) -> BufferArg {
-    BufferArg {
-        param,
-        address: slice.as_device_ptr().as_raw(),
-        bytes: (slice.len() as u64) * std::mem::size_of::<T>() as u64,
-    }
-}

@@ -30,14 +30,13 @@ use super::rows::{
     check_disjoint, check_rows_cols, chunk_elems, plan_rows, shape_error, tensor_bytes,
     RowGeometry, RowKernel, Walk,
 };
-use super::{buffer, Launched, Threads};
+use super::{Launched, Threads};
 use crate::kernels::{
     RmsnormBwd, RmsnormBwdCluster, RmsnormDweight, RmsnormFwd, RmsnormFwdResidual,
 };
 use crate::runtime::launchers::Dtype;
 use crate::runtime::{ArtifactKind, Error, Gpu, KernelSpec, LaunchConfig, LaunchError, Route};
-use cust::memory::{DevicePointer, DeviceSlice};
-use cust::stream::Stream;
+use crate::runtime::{DevicePtr, DeviceRead, DeviceView, DeviceWrite, StreamHandle};
 
 /// The forward kernel: 8 resident chunks per thread, up to 1024 threads per row.
 pub const FWD: RowKernel = RowKernel {
@@ -102,20 +101,24 @@ fn check_eps(kernel: &'static str, eps: f32) -> Result<(), Error> {
 
 /// `y = rmsnorm(x) * w` over rows of `cols`: x and y hold `rows * cols` elements, w `cols`.
 #[allow(clippy::too_many_arguments)]
-pub fn rmsnorm<T: Dtype>(
+pub fn rmsnorm<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
-    x: &DeviceSlice<T>,
-    w: &DeviceSlice<T>,
-    y: &mut DeviceSlice<T>,
+    stream: &S,
+    x: &impl DeviceRead<T, S>,
+    w: &impl DeviceRead<T, S>,
+    y: &mut impl DeviceWrite<T, S>,
     rows: usize,
     cols: usize,
     opts: &RmsNormOptions,
 ) -> Result<Launched, Error> {
+    // Held to the end: a runtime that orders buffers across streams records the accesses
+    // when they drop, after the launches.
+    let held = (x.read(stream), w.read(stream), y.write(stream));
+    let (x, w, y) = (held.0.view, held.1.view, held.2.view);
     let entry = RmsnormFwd::<T>::info().name;
     let (r, c, launched) = plan_rows::<T>(&FWD, entry, rows, cols, opts.threads)?;
     check_eps(launched.kernel, opts.eps)?;
-    let (xb, wb, yb) = (buffer("x", x), buffer("w", w), buffer("y", y));
+    let (xb, wb, yb) = (x.arg("x"), w.arg("w"), y.arg("y"));
     xb.at_least(tensor_bytes::<T>(rows, cols))?;
     yb.at_least(tensor_bytes::<T>(rows, cols))?;
     wb.at_least(tensor_bytes::<T>(1, cols))?;
@@ -126,14 +129,7 @@ pub fn rmsnorm<T: Dtype>(
         gpu.kernel::<RmsnormFwd<T>>()?.launch(
             stream,
             &launched.config,
-            (
-                x.as_device_ptr(),
-                w.as_device_ptr(),
-                y.as_device_ptr(),
-                r,
-                c,
-                opts.eps,
-            ),
+            (x.ptr, w.ptr, y.ptr, r, c, opts.eps),
         )?
     };
     Ok(launched)
@@ -142,23 +138,32 @@ pub fn rmsnorm<T: Dtype>(
 /// The fused residual add, in place: `residual += x` (rounded to the storage type), then
 /// `y = rmsnorm(residual) * w` of the updated residual.
 #[allow(clippy::too_many_arguments)]
-pub fn rmsnorm_residual<T: Dtype>(
+pub fn rmsnorm_residual<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
-    x: &DeviceSlice<T>,
-    residual: &mut DeviceSlice<T>,
-    w: &DeviceSlice<T>,
-    y: &mut DeviceSlice<T>,
+    stream: &S,
+    x: &impl DeviceRead<T, S>,
+    residual: &mut impl DeviceWrite<T, S>,
+    w: &impl DeviceRead<T, S>,
+    y: &mut impl DeviceWrite<T, S>,
     rows: usize,
     cols: usize,
     opts: &RmsNormOptions,
 ) -> Result<Launched, Error> {
-    let r = residual.as_device_ptr();
+    // Held to the end: a runtime that orders buffers across streams records the accesses
+    // when they drop, after the launches.
+    let held = (
+        x.read(stream),
+        w.read(stream),
+        residual.write(stream),
+        y.write(stream),
+    );
+    let (x, w, residual, y) = (held.0.view, held.1.view, held.2.view, held.3.view);
+    let r = residual.ptr;
     residual_launch(
         gpu,
         stream,
         x,
-        (buffer("residual", residual), r, r),
+        (residual.arg("residual"), r, r),
         w,
         y,
         rows,
@@ -170,29 +175,41 @@ pub fn rmsnorm_residual<T: Dtype>(
 /// The fused residual add into a separate buffer: `residual_out = residual_in + x`, then
 /// `y = rmsnorm(residual_out) * w`.
 #[allow(clippy::too_many_arguments)]
-pub fn rmsnorm_residual_into<T: Dtype>(
+pub fn rmsnorm_residual_into<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
-    x: &DeviceSlice<T>,
-    residual_in: &DeviceSlice<T>,
-    residual_out: &mut DeviceSlice<T>,
-    w: &DeviceSlice<T>,
-    y: &mut DeviceSlice<T>,
+    stream: &S,
+    x: &impl DeviceRead<T, S>,
+    residual_in: &impl DeviceRead<T, S>,
+    residual_out: &mut impl DeviceWrite<T, S>,
+    w: &impl DeviceRead<T, S>,
+    y: &mut impl DeviceWrite<T, S>,
     rows: usize,
     cols: usize,
     opts: &RmsNormOptions,
 ) -> Result<Launched, Error> {
+    // Held to the end: a runtime that orders buffers across streams records the accesses
+    // when they drop, after the launches.
+    let held = (
+        x.read(stream),
+        residual_in.read(stream),
+        w.read(stream),
+        residual_out.write(stream),
+        y.write(stream),
+    );
+    let (x, residual_in, w, residual_out, y) = (
+        held.0.view,
+        held.1.view,
+        held.2.view,
+        held.3.view,
+        held.4.view,
+    );
     let (rin, rout) = (
-        buffer("residual_in", residual_in),
-        buffer("residual_out", residual_out),
+        residual_in.arg("residual_in"),
+        residual_out.arg("residual_out"),
     );
     rin.at_least(tensor_bytes::<T>(rows, cols))?;
     rout.disjoint(&rin)?;
-    let ptrs = (
-        rout,
-        residual_in.as_device_ptr(),
-        residual_out.as_device_ptr(),
-    );
+    let ptrs = (rout, residual_in.ptr, residual_out.ptr);
     residual_launch(gpu, stream, x, ptrs, w, y, rows, cols, opts)
 }
 
@@ -200,15 +217,11 @@ pub fn rmsnorm_residual_into<T: Dtype>(
 #[allow(clippy::too_many_arguments)]
 fn residual_launch<T: Dtype>(
     gpu: &Gpu,
-    stream: &Stream,
-    x: &DeviceSlice<T>,
-    residual: (
-        crate::runtime::BufferArg,
-        DevicePointer<T>,
-        DevicePointer<T>,
-    ),
-    w: &DeviceSlice<T>,
-    y: &mut DeviceSlice<T>,
+    stream: &impl StreamHandle,
+    x: DeviceView<T>,
+    residual: (crate::runtime::BufferArg, DevicePtr<T>, DevicePtr<T>),
+    w: DeviceView<T>,
+    y: DeviceView<T>,
     rows: usize,
     cols: usize,
     opts: &RmsNormOptions,
@@ -217,7 +230,7 @@ fn residual_launch<T: Dtype>(
     let (r, c, launched) = plan_rows::<T>(&FWD_RESIDUAL, entry, rows, cols, opts.threads)?;
     check_eps(launched.kernel, opts.eps)?;
     let (rb, rin, rout) = residual;
-    let (xb, wb, yb) = (buffer("x", x), buffer("w", w), buffer("y", y));
+    let (xb, wb, yb) = (x.arg("x"), w.arg("w"), y.arg("y"));
     for b in [&xb, &rb, &yb] {
         b.at_least(tensor_bytes::<T>(rows, cols))?;
     }
@@ -229,16 +242,7 @@ fn residual_launch<T: Dtype>(
         gpu.kernel::<RmsnormFwdResidual<T>>()?.launch(
             stream,
             &launched.config,
-            (
-                x.as_device_ptr(),
-                rin,
-                rout,
-                w.as_device_ptr(),
-                y.as_device_ptr(),
-                r,
-                c,
-                opts.eps,
-            ),
+            (x.ptr, rin, rout, w.ptr, y.ptr, r, c, opts.eps),
         )?
     };
     Ok(launched)
@@ -541,31 +545,49 @@ fn resident_blocks<T: Dtype>(
 /// [`rmsnorm_backward_plan`] makes with the same options. Two launches: the rows, then the
 /// fixed-order sum of the per-block dw rows.
 #[allow(clippy::too_many_arguments)]
-pub fn rmsnorm_backward<T: Dtype>(
+pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
-    x: &DeviceSlice<T>,
-    w: &DeviceSlice<T>,
-    dy: &DeviceSlice<T>,
-    dx: &mut DeviceSlice<T>,
-    dw: &mut DeviceSlice<T>,
-    workspace: &mut DeviceSlice<f32>,
+    stream: &S,
+    x: &impl DeviceRead<T, S>,
+    w: &impl DeviceRead<T, S>,
+    dy: &impl DeviceRead<T, S>,
+    dx: &mut impl DeviceWrite<T, S>,
+    dw: &mut impl DeviceWrite<T, S>,
+    workspace: &mut impl DeviceWrite<f32, S>,
     rows: usize,
     cols: usize,
     opts: &RmsNormBwdOptions,
 ) -> Result<[Launched; 2], Error> {
+    // Held to the end: a runtime that orders buffers across streams records the accesses
+    // when they drop, after the launches.
+    let held = (
+        x.read(stream),
+        w.read(stream),
+        dy.read(stream),
+        dx.write(stream),
+        dw.write(stream),
+        workspace.write(stream),
+    );
+    let (x, w, dy, dx, dw, workspace) = (
+        held.0.view,
+        held.1.view,
+        held.2.view,
+        held.3.view,
+        held.4.view,
+        held.5.view,
+    );
     let name = BwdEntry::WholeRow.entry::<T>();
     let dw_name = RmsnormDweight::<T>::info().name;
     let (r, c) = check_rows_cols(name, rows, cols)?;
     check_eps(name, opts.eps)?;
     let plan = rmsnorm_backward_plan::<T>(gpu, rows, cols, opts)?;
     let (xb, wb, dyb, dxb, dwb, ws) = (
-        buffer("x", x),
-        buffer("w", w),
-        buffer("dy", dy),
-        buffer("dx", dx),
-        buffer("dw", dw),
-        buffer("workspace", workspace),
+        x.arg("x"),
+        w.arg("w"),
+        dy.arg("dy"),
+        dx.arg("dx"),
+        dw.arg("dw"),
+        workspace.arg("workspace"),
     );
     for b in [&xb, &dyb, &dxb] {
         b.at_least(tensor_bytes::<T>(rows, cols))?;
@@ -598,13 +620,8 @@ pub fn rmsnorm_backward<T: Dtype>(
         }
         .into());
     }
-    let partial = workspace.as_device_ptr();
-    let (x, w, dy, dx) = (
-        x.as_device_ptr(),
-        w.as_device_ptr(),
-        dy.as_device_ptr(),
-        dx.as_device_ptr(),
-    );
+    let partial = workspace.ptr;
+    let (x, w, dy, dx) = (x.ptr, w.ptr, dy.ptr, dx.ptr);
     let args = (x, w, dy, dx, partial, r, c, plan.rows_per_block, opts.eps);
     if plan.entry == BwdEntry::ClusterHalves {
         check_cluster_grid(main.kernel, &main.config)?;
@@ -626,7 +643,7 @@ pub fn rmsnorm_backward<T: Dtype>(
         gpu.kernel::<RmsnormDweight<T>>()?.launch(
             stream,
             &reduce.config,
-            (partial, dw.as_device_ptr(), plan.blocks, c),
+            (partial, dw.ptr, plan.blocks, c),
         )?;
     }
     Ok([main, reduce])

@@ -24,12 +24,11 @@
 //! ```
 
 use super::rows::{check_disjoint, chunk_elems, shape_error, tensor_bytes};
-use super::{buffer, Launched};
+use super::Launched;
 use crate::kernels::{RopeGptj, RopeNeox};
 use crate::runtime::launchers::Dtype;
 use crate::runtime::{BufferArg, Error, Gpu, KernelSpec, LaunchConfig};
-use cust::memory::{DevicePointer, DeviceSlice};
-use cust::stream::Stream;
+use crate::runtime::{DevicePtr, DeviceRead, DeviceWrite, StreamHandle};
 
 /// Which elements of a head a rotary pair joins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,16 +103,22 @@ fn block<T>(pairing: Pairing, head_dim: usize, heads: usize, vector: bool) -> [u
 
 /// Applies RoPE in place to q (and k when given; `k_heads` must be 0 without it).
 #[allow(clippy::too_many_arguments)]
-pub fn rope<T: Dtype>(
+pub fn rope<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
+    stream: &S,
     pairing: Pairing,
-    q: &mut DeviceSlice<T>,
-    k: Option<&mut DeviceSlice<T>>,
-    cos: &DeviceSlice<T>,
-    sin: &DeviceSlice<T>,
+    q: &mut impl DeviceWrite<T, S>,
+    k: Option<&mut dyn DeviceWrite<T, S>>,
+    cos: &impl DeviceRead<T, S>,
+    sin: &impl DeviceRead<T, S>,
     shape: RopeShape,
 ) -> Result<Launched, Error> {
+    // Held to the end: a runtime that orders buffers across streams records the accesses
+    // when they drop, after the launches.
+    let held = (cos.read(stream), sin.read(stream), q.write(stream));
+    let (cos, sin, q) = (held.0.view, held.1.view, held.2.view);
+    let k_held = k.map(|b| b.write(stream));
+    let k = k_held.as_ref().map(|a| a.view);
     let name = pairing.entry::<T>();
     let RopeShape {
         tokens,
@@ -138,18 +143,18 @@ pub fn rope<T: Dtype>(
         ));
     }
     let half = head_dim / 2;
-    let qb = buffer("q", q);
+    let qb = q.arg("q");
     qb.at_least(tensor_bytes::<T>(tokens * q_heads, head_dim))?;
-    let (cb, sb) = (buffer("cos", cos), buffer("sin", sin));
+    let (cb, sb) = (cos.arg("cos"), sin.arg("sin"));
     cb.at_least(tensor_bytes::<T>(tokens, half))?;
     sb.at_least(tensor_bytes::<T>(tokens, half))?;
     let (k_ptr, kb) = match k {
         Some(k) => {
-            let kb = buffer("k", k);
+            let kb = k.arg("k");
             kb.at_least(tensor_bytes::<T>(tokens * k_heads, head_dim))?;
-            (k.as_device_ptr(), Some(kb))
+            (k.ptr, Some(kb))
         }
-        None => (DevicePointer::null(), None),
+        None => (DevicePtr::null(), None),
     };
     let mut outputs = vec![qb];
     outputs.extend(kb);
@@ -175,10 +180,10 @@ pub fn rope<T: Dtype>(
         choice: format!("walk={}", if vector { "vector" } else { "elementwise" }).into(),
     };
     let args = (
-        q.as_device_ptr(),
+        q.ptr,
         k_ptr,
-        cos.as_device_ptr(),
-        sin.as_device_ptr(),
+        cos.ptr,
+        sin.ptr,
         tokens as u32,
         q_heads as u32,
         k_heads as u32,

@@ -21,12 +21,11 @@
 //! ```
 
 use super::rows::{check_disjoint, plan_rows, tensor_bytes, RowKernel};
-use super::{buffer, Launched, Threads};
+use super::{Launched, Threads};
 use crate::kernels::{SoftmaxBwd, SoftmaxFwd};
 use crate::runtime::launchers::Dtype;
+use crate::runtime::{DeviceRead, DeviceWrite, StreamHandle};
 use crate::runtime::{Error, Gpu, KernelSpec};
-use cust::memory::DeviceSlice;
-use cust::stream::Stream;
 
 /// Forward: x resident, 8 chunks per thread, up to 1024 threads per row.
 pub const FWD: RowKernel = RowKernel {
@@ -43,47 +42,52 @@ pub const BWD: RowKernel = RowKernel {
 
 /// `y = softmax(x)` over rows of `cols`; x and y hold `rows * cols` elements.
 #[allow(clippy::too_many_arguments)]
-pub fn softmax<T: Dtype>(
+pub fn softmax<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
-    x: &DeviceSlice<T>,
-    y: &mut DeviceSlice<T>,
+    stream: &S,
+    x: &impl DeviceRead<T, S>,
+    y: &mut impl DeviceWrite<T, S>,
     rows: usize,
     cols: usize,
     threads: Threads,
 ) -> Result<Launched, Error> {
+    // Held to the end: a runtime that orders buffers across streams records the accesses
+    // when they drop, after the launches.
+    let held = (x.read(stream), y.write(stream));
+    let (x, y) = (held.0.view, held.1.view);
     let entry = SoftmaxFwd::<T>::info().name;
     let (r, c, launched) = plan_rows::<T>(&FWD, entry, rows, cols, threads)?;
-    let (xb, yb) = (buffer("x", x), buffer("y", y));
+    let (xb, yb) = (x.arg("x"), y.arg("y"));
     xb.at_least(tensor_bytes::<T>(rows, cols))?;
     yb.at_least(tensor_bytes::<T>(rows, cols))?;
     check_disjoint(&[yb], &[xb])?;
     // SAFETY: both buffers cover rows * cols elements and do not overlap.
     unsafe {
-        gpu.kernel::<SoftmaxFwd<T>>()?.launch(
-            stream,
-            &launched.config,
-            (x.as_device_ptr(), y.as_device_ptr(), r, c),
-        )?
+        gpu.kernel::<SoftmaxFwd<T>>()?
+            .launch(stream, &launched.config, (x.ptr, y.ptr, r, c))?
     };
     Ok(launched)
 }
 
 /// `dx = y * (dy - sum(y * dy))` per row, from the forward's output y.
 #[allow(clippy::too_many_arguments)]
-pub fn softmax_backward<T: Dtype>(
+pub fn softmax_backward<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
-    y: &DeviceSlice<T>,
-    dy: &DeviceSlice<T>,
-    dx: &mut DeviceSlice<T>,
+    stream: &S,
+    y: &impl DeviceRead<T, S>,
+    dy: &impl DeviceRead<T, S>,
+    dx: &mut impl DeviceWrite<T, S>,
     rows: usize,
     cols: usize,
     threads: Threads,
 ) -> Result<Launched, Error> {
+    // Held to the end: a runtime that orders buffers across streams records the accesses
+    // when they drop, after the launches.
+    let held = (y.read(stream), dy.read(stream), dx.write(stream));
+    let (y, dy, dx) = (held.0.view, held.1.view, held.2.view);
     let entry = SoftmaxBwd::<T>::info().name;
     let (r, c, launched) = plan_rows::<T>(&BWD, entry, rows, cols, threads)?;
-    let (yb, dyb, dxb) = (buffer("y", y), buffer("dy", dy), buffer("dx", dx));
+    let (yb, dyb, dxb) = (y.arg("y"), dy.arg("dy"), dx.arg("dx"));
     for b in [&yb, &dyb, &dxb] {
         b.at_least(tensor_bytes::<T>(rows, cols))?;
     }
@@ -93,13 +97,7 @@ pub fn softmax_backward<T: Dtype>(
         gpu.kernel::<SoftmaxBwd<T>>()?.launch(
             stream,
             &launched.config,
-            (
-                y.as_device_ptr(),
-                dy.as_device_ptr(),
-                dx.as_device_ptr(),
-                r,
-                c,
-            ),
+            (y.ptr, dy.ptr, dx.ptr, r, c),
         )?
     };
     Ok(launched)

@@ -25,12 +25,10 @@
 //! ```
 
 use super::rows::{check_disjoint, plan_rows, shape_error, tensor_bytes, RowKernel};
-use super::{buffer, Launched, Threads};
+use super::{Launched, Threads};
 use crate::kernels::{SwigluFwd, SwigluFwdInterleaved};
 use crate::runtime::launchers::Dtype;
-use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig};
-use cust::memory::DeviceSlice;
-use cust::stream::Stream;
+use crate::runtime::{DeviceRead, DeviceWrite, Error, Gpu, KernelSpec, LaunchConfig, StreamHandle};
 
 /// The interleaved kernel walks rows with 4 chunks of each half in flight per thread.
 pub const INTERLEAVED: RowKernel = RowKernel {
@@ -45,19 +43,21 @@ const FLAT_BLOCKS_PER_SM: u32 = 8;
 
 /// `out[i] = silu(gate[i]) * up[i]` for the `out.len()` elements of out (gate and up hold at
 /// least as many).
-pub fn swiglu<T: Dtype>(
+pub fn swiglu<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
-    gate: &DeviceSlice<T>,
-    up: &DeviceSlice<T>,
-    out: &mut DeviceSlice<T>,
+    stream: &S,
+    gate: &impl DeviceRead<T, S>,
+    up: &impl DeviceRead<T, S>,
+    out: &mut impl DeviceWrite<T, S>,
 ) -> Result<Launched, Error> {
     let name = SwigluFwd::<T>::info().name;
-    let n = out.len();
+    let (gate, up, out) = (gate.read(stream), up.read(stream), out.write(stream));
+    let (gate, up, out) = (gate.view, up.view, out.view);
+    let n = out.len;
     if n == 0 {
         return Err(shape_error(name, "at least one element"));
     }
-    let (gb, ub, ob) = (buffer("gate", gate), buffer("up", up), buffer("out", out));
+    let (gb, ub, ob) = (gate.arg("gate"), up.arg("up"), out.arg("out"));
     gb.at_least(tensor_bytes::<T>(1, n))?;
     ub.at_least(tensor_bytes::<T>(1, n))?;
     check_disjoint(&[ob], &[gb, ub])?;
@@ -77,12 +77,7 @@ pub fn swiglu<T: Dtype>(
         gpu.kernel::<SwigluFwd<T>>()?.launch(
             stream,
             &launched.config,
-            (
-                gate.as_device_ptr(),
-                up.as_device_ptr(),
-                out.as_device_ptr(),
-                n as u64,
-            ),
+            (gate.ptr, up.ptr, out.ptr, n as u64),
         )?
     };
     Ok(launched)
@@ -90,18 +85,20 @@ pub fn swiglu<T: Dtype>(
 
 /// `out[r][c] = silu(gate_up[r][c]) * gate_up[r][cols + c]`: gate_up holds `rows * 2 * cols`
 /// elements, out `rows * cols`.
-pub fn swiglu_interleaved<T: Dtype>(
+pub fn swiglu_interleaved<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,
-    stream: &Stream,
-    gate_up: &DeviceSlice<T>,
-    out: &mut DeviceSlice<T>,
+    stream: &S,
+    gate_up: &impl DeviceRead<T, S>,
+    out: &mut impl DeviceWrite<T, S>,
     rows: usize,
     cols: usize,
     threads: Threads,
 ) -> Result<Launched, Error> {
     let entry = SwigluFwdInterleaved::<T>::info().name;
     let (r, c, launched) = plan_rows::<T>(&INTERLEAVED, entry, rows, cols, threads)?;
-    let (gub, ob) = (buffer("gate_up", gate_up), buffer("out", out));
+    let (gate_up, out) = (gate_up.read(stream), out.write(stream));
+    let (gate_up, out) = (gate_up.view, out.view);
+    let (gub, ob) = (gate_up.arg("gate_up"), out.arg("out"));
     gub.at_least(2 * tensor_bytes::<T>(rows, cols))?;
     ob.at_least(tensor_bytes::<T>(rows, cols))?;
     check_disjoint(&[ob], &[gub])?;
@@ -110,7 +107,7 @@ pub fn swiglu_interleaved<T: Dtype>(
         gpu.kernel::<SwigluFwdInterleaved<T>>()?.launch(
             stream,
             &launched.config,
-            (gate_up.as_device_ptr(), out.as_device_ptr(), r, c),
+            (gate_up.ptr, out.ptr, r, c),
         )?
     };
     Ok(launched)

@@ -19,6 +19,10 @@ pub enum Error {
     NoDriver {
         call: &'static str,
     },
+    /// No CUDA driver library could be loaded (`tried`: each name and the loader's reason).
+    DriverNotFound {
+        tried: String,
+    },
     /// The driver loaded but shows no usable device.
     NoDevice {
         detail: String,
@@ -57,6 +61,12 @@ impl fmt::Display for Error {
                  linked against the build stub (target/cuda-stub from `cargo xtask link-stub`), not the NVIDIA \
                  driver's libcuda.so.1; run it on a machine with the driver, without the stub folder on \
                  LD_LIBRARY_PATH{}",
+                driver_wanted()
+            ),
+            Error::DriverNotFound { tried } => write!(
+                f,
+                "no CUDA driver: the NVIDIA driver's libcuda.so.1 could not be loaded ({tried}); install \
+                 the NVIDIA driver{}, or run where it is installed",
                 driver_wanted()
             ),
             Error::NoDevice { detail } => write!(

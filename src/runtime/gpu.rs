@@ -1,7 +1,8 @@
 //! [`Gpu`]: the driver initialized, one device's primary context held, and each kernel file's
 //! module loaded lazily, once per `Gpu`, on the route selection picks.
 
-use super::driver::{check, device_attribute, from_cust};
+use super::driver::api::{device_attribute as A, CUcontext, CUdevice};
+use super::driver::{check, device_attribute, driver};
 use super::kernel::{Kernel, KernelState};
 use super::launch::DeviceLimits;
 use super::launchers::KernelSpec;
@@ -11,8 +12,6 @@ use super::route::{self, ArtifactKind, DeviceId, Route, RoutePolicy, Selected};
 use super::Error;
 use crate::registry::{self, KernelFile};
 use crate::Library;
-use cust::sys as cu;
-use cust::sys::CUdevice_attribute as A;
 use std::ffi::c_char;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -60,7 +59,26 @@ pub struct Gpu {
     load_lock: Mutex<()>,
     policy: RoutePolicy,
     device: DeviceInfo,
-    context: cust::context::Context,
+    context: PrimaryContext,
+}
+
+/// The device's primary context, retained while the `Gpu` lives.
+struct PrimaryContext {
+    raw: CUcontext,
+    device: CUdevice,
+}
+
+// SAFETY: a context handle is usable from any thread (made current before each use).
+unsafe impl Send for PrimaryContext {}
+unsafe impl Sync for PrimaryContext {}
+
+impl Drop for PrimaryContext {
+    fn drop(&mut self) {
+        if let Ok(d) = driver() {
+            // SAFETY: retained once in `Gpu::with_policy`, released once here.
+            unsafe { (d.cuDevicePrimaryCtxRelease)(self.device) };
+        }
+    }
 }
 
 /// What a [`Gpu`] holds of one library: each kernel file's module and each kernel, loaded
@@ -112,24 +130,25 @@ impl Gpu {
 
     /// Device `ordinal` with an explicit route policy (`CUBINS_FORCE_ROUTE` is not read).
     pub fn with_policy(ordinal: u32, policy: RoutePolicy) -> Result<Gpu, Error> {
+        let d = driver()?;
         // SAFETY: plain driver calls writing into locals that outlive them.
-        check("cuInit", unsafe { cu::cuInit(0) })?;
+        check("cuInit", unsafe { (d.cuInit)(0) })?;
         let mut driver_version = 0;
         check("cuDriverGetVersion", unsafe {
-            cu::cuDriverGetVersion(&mut driver_version)
+            (d.cuDriverGetVersion)(&mut driver_version)
         })?;
         let mut count = 0;
         check("cuDeviceGetCount", unsafe {
-            cu::cuDeviceGetCount(&mut count)
+            (d.cuDeviceGetCount)(&mut count)
         })?;
         check_ordinal(ordinal, count)?;
-        let mut dev: cu::CUdevice = 0;
+        let mut dev: CUdevice = 0;
         check("cuDeviceGet", unsafe {
-            cu::cuDeviceGet(&mut dev, ordinal as i32)
+            (d.cuDeviceGet)(&mut dev, ordinal as i32)
         })?;
         let mut name = [0 as c_char; 256];
         check("cuDeviceGetName", unsafe {
-            cu::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, dev)
+            (d.cuDeviceGetName)(name.as_mut_ptr(), name.len() as i32, dev)
         })?;
         // SAFETY: the driver wrote a NUL-terminated string into `name` (zero-initialized, so terminated anyway).
         let name: Arc<str> = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
@@ -139,32 +158,30 @@ impl Gpu {
         let device = DeviceInfo {
             ordinal,
             name,
-            cc: attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)? * 10
-                + attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
-            sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            cc: attr(A::COMPUTE_CAPABILITY_MAJOR)? * 10 + attr(A::COMPUTE_CAPABILITY_MINOR)?,
+            sm_count: attr(A::MULTIPROCESSOR_COUNT)?,
             limits: DeviceLimits {
-                max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+                max_threads_per_block: attr(A::MAX_THREADS_PER_BLOCK)?,
                 max_block: [
-                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
-                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
-                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+                    attr(A::MAX_BLOCK_DIM_X)?,
+                    attr(A::MAX_BLOCK_DIM_Y)?,
+                    attr(A::MAX_BLOCK_DIM_Z)?,
                 ],
                 max_grid: [
-                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
-                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
-                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+                    attr(A::MAX_GRID_DIM_X)?,
+                    attr(A::MAX_GRID_DIM_Y)?,
+                    attr(A::MAX_GRID_DIM_Z)?,
                 ],
-                max_smem_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
-                max_smem_per_block_optin: attr(
-                    A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                )?,
+                max_smem_per_block: attr(A::MAX_SHARED_MEMORY_PER_BLOCK)?,
+                max_smem_per_block_optin: attr(A::MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             },
             driver_version: driver_version.max(0) as u32,
         };
-        let cust_device =
-            cust::device::Device::get_device(ordinal).map_err(|e| from_cust("cuDeviceGet", e))?;
-        let context = cust::context::Context::new(cust_device)
-            .map_err(|e| from_cust("cuDevicePrimaryCtxRetain", e))?;
+        let mut raw: CUcontext = std::ptr::null_mut();
+        check("cuDevicePrimaryCtxRetain", unsafe {
+            (d.cuDevicePrimaryCtxRetain)(&mut raw, dev)
+        })?;
+        let context = PrimaryContext { raw, device: dev };
         Ok(Gpu {
             own: LibraryState::new(&crate::kernels::LIBRARY),
             libraries: Mutex::new(Vec::new()),
@@ -208,23 +225,24 @@ impl Gpu {
         self.policy
     }
 
-    /// The primary context (for `cust` calls that take one).
-    pub fn context(&self) -> &cust::context::Context {
-        &self.context
+    /// The driver's handle of the primary context (`CUcontext`), for runtimes that wrap one.
+    pub fn raw_context(&self) -> *mut std::ffi::c_void {
+        self.context.raw
     }
 
     /// Makes this device's context current on the calling thread (needed before `cust`
     /// allocations or streams on a thread other than the one that created the `Gpu`).
     pub fn bind(&self) -> Result<(), Error> {
-        let mut current: cu::CUcontext = std::ptr::null_mut();
+        let d = driver()?;
+        let mut current: CUcontext = std::ptr::null_mut();
         // SAFETY: writes one handle into a local.
         check("cuCtxGetCurrent", unsafe {
-            cu::cuCtxGetCurrent(&mut current)
+            (d.cuCtxGetCurrent)(&mut current)
         })?;
-        if current != self.context.as_raw() {
+        if current != self.context.raw {
             // SAFETY: the context is retained by `self` and outlives this call.
             check("cuCtxSetCurrent", unsafe {
-                cu::cuCtxSetCurrent(self.context.as_raw())
+                (d.cuCtxSetCurrent)(self.context.raw)
             })?;
         }
         Ok(())
@@ -235,17 +253,29 @@ impl Gpu {
     /// run, nor does that stream wait for it. Synchronize this stream after launching and
     /// before such a copy reads the results (and the context before launching on data such
     /// a copy just wrote, if it may still be in flight).
+    #[cfg(feature = "cust")]
     pub fn stream(&self) -> Result<cust::stream::Stream, Error> {
         self.bind()?;
         cust::stream::Stream::new(cust::stream::StreamFlags::NON_BLOCKING, None)
-            .map_err(|e| from_cust("cuStreamCreate", e))
+            .map_err(|e| super::driver::from_cust("cuStreamCreate", e))
+    }
+
+    /// This device's primary context as `cudarc` holds it (the same context as the `Gpu`'s:
+    /// its streams and buffers are the ops' to use). Its `default_stream()` is the legacy
+    /// stream; `new_stream()` makes a stream that does not synchronize with it.
+    #[cfg(feature = "cudarc")]
+    pub fn cudarc_context(&self) -> Result<std::sync::Arc<cudarc::driver::CudaContext>, Error> {
+        cudarc::driver::CudaContext::new(self.device.ordinal as usize)
+            .map_err(|e| super::driver::from_cudarc("cuDevicePrimaryCtxRetain", e))
     }
 
     /// Waits for all work on this device's context.
     pub fn synchronize(&self) -> Result<(), Error> {
         self.bind()?;
         // SAFETY: no arguments.
-        check("cuCtxSynchronize", unsafe { cu::cuCtxSynchronize() })
+        check("cuCtxSynchronize", unsafe {
+            (driver()?.cuCtxSynchronize)()
+        })
     }
 
     /// The kernel `K` (of any library), its module loaded on first use.
@@ -334,14 +364,11 @@ impl Gpu {
             ArtifactKind::PtxJit => RoutePolicy::ForcePtx,
         };
         let selected = self.select(kernel_file, policy)?;
-        let mut dev: cu::CUdevice = 0;
+        let d = driver()?;
+        let mut fresh: CUcontext = std::ptr::null_mut();
         // SAFETY: plain driver calls on locals; the context created here is destroyed below.
-        check("cuDeviceGet", unsafe {
-            cu::cuDeviceGet(&mut dev, self.device.ordinal as i32)
-        })?;
-        let mut fresh: cu::CUcontext = std::ptr::null_mut();
         check("cuCtxCreate_v2", unsafe {
-            cu::cuCtxCreate_v2(&mut fresh, 0, dev)
+            (d.cuCtxCreate)(&mut fresh, 0, self.context.device)
         })?;
         let timed = (|| -> Result<Duration, Error> {
             let start = Instant::now();
@@ -354,7 +381,7 @@ impl Gpu {
             Ok(elapsed)
         })();
         // SAFETY: `fresh` was created above and nothing else refers to it.
-        let destroyed = check("cuCtxDestroy_v2", unsafe { cu::cuCtxDestroy_v2(fresh) });
+        let destroyed = check("cuCtxDestroy_v2", unsafe { (d.cuCtxDestroy)(fresh) });
         self.bind()?;
         let elapsed = timed?;
         destroyed?;

@@ -31,10 +31,10 @@
 //! # Ok(()) }
 //! ```
 
-use super::driver::{check, check_with};
+use super::driver::api::{self, Api, CUgraph, CUgraphExec, CUstream, CUDA_SUCCESS};
+use super::driver::{check, check_with, driver};
+use super::memory::{RawStream, StreamHandle};
 use super::{Error, Gpu};
-use cust::stream::Stream;
-use cust::sys as cu;
 use std::marker::PhantomData;
 
 /// An instantiated CUDA graph. Replays launch the kernels of its [`Gpu`] with the arguments
@@ -42,8 +42,9 @@ use std::marker::PhantomData;
 ///
 /// `Send`, not `Sync`: the driver does not synchronize concurrent use of one graph.
 pub struct Graph<'g> {
-    graph: cu::CUgraph,
-    exec: cu::CUgraphExec,
+    graph: CUgraph,
+    exec: CUgraphExec,
+    driver: &'static Api,
     // Kernels of the Gpu's modules: the Gpu must outlive the graph. Raw pointers are !Sync.
     gpu: PhantomData<(&'g Gpu, *const ())>,
 }
@@ -59,35 +60,36 @@ impl Gpu {
     /// Run each op once before capturing it: a first call loads the kernel's module, which
     /// is not stream work. An error of `enqueue` or of the capture (an uncapturable call
     /// invalidates it) is returned after the capture has ended, and no graph is kept.
-    pub fn capture<'g, E: From<Error>>(
+    pub fn capture<'g, S: StreamHandle, E: From<Error>>(
         &'g self,
-        stream: &Stream,
-        enqueue: impl FnOnce(&Stream) -> Result<(), E>,
+        stream: &S,
+        enqueue: impl FnOnce(&S) -> Result<(), E>,
     ) -> Result<Graph<'g>, E> {
         self.bind()?;
         // SAFETY: `stream` is a live stream, and every launch `enqueue` makes through this
         // crate uses this Gpu's kernels, which the returned graph's lifetime keeps loaded.
-        unsafe { Graph::capture_raw(stream.as_inner(), || enqueue(stream)) }
+        unsafe { Graph::capture_raw(stream.raw_stream(), || enqueue(stream)) }
     }
 }
 
 impl Graph<'static> {
     /// [`Gpu::capture`] for code that holds only the driver's stream handle
-    /// (`Stream::as_inner`); the calling thread's current context is the one captured in.
+    /// ([`StreamHandle::raw_stream`]); the calling thread's current context is the one captured in.
     ///
     /// # Safety
     /// `stream` must be a live stream of the current context, and the modules of every
     /// kernel `enqueue` launches must stay loaded as long as the graph is used.
     pub unsafe fn capture_raw<E: From<Error>>(
-        stream: cu::CUstream,
+        stream: RawStream,
         enqueue: impl FnOnce() -> Result<(), E>,
     ) -> Result<Graph<'static>, E> {
-        let mode = cu::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+        let d = driver()?;
+        let mode = api::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
         // SAFETY: the caller vouches for `stream`.
         check("cuStreamBeginCapture", unsafe {
-            cu::cuStreamBeginCapture_v2(stream, mode)
+            (d.cuStreamBeginCapture)(stream, mode)
         })?;
-        let capture = Capturing { stream };
+        let capture = Capturing { stream, driver: d };
         let enqueued = enqueue();
         let ended = capture.end();
         // The closure's error first: an invalidated capture is usually its consequence.
@@ -96,24 +98,25 @@ impl Graph<'static> {
             (Err(e), ended) => {
                 if let Ok(graph) = ended {
                     // SAFETY: made by this capture, destroyed once.
-                    unsafe { cu::cuGraphDestroy(graph) };
+                    unsafe { (d.cuGraphDestroy)(graph) };
                 }
                 return Err(e);
             }
         };
-        let mut exec: cu::CUgraphExec = std::ptr::null_mut();
+        let mut exec: CUgraphExec = std::ptr::null_mut();
         // SAFETY: `graph` is the live graph the capture made; `exec` an out-pointer.
         let instantiated = check("cuGraphInstantiateWithFlags", unsafe {
-            cu::cuGraphInstantiateWithFlags(&mut exec, graph, 0)
+            (d.cuGraphInstantiateWithFlags)(&mut exec, graph, 0)
         });
         if let Err(e) = instantiated {
             // SAFETY: created by the capture above, destroyed once.
-            unsafe { cu::cuGraphDestroy(graph) };
+            unsafe { (d.cuGraphDestroy)(graph) };
             return Err(e.into());
         }
         Ok(Graph {
             graph,
             exec,
+            driver: d,
             gpu: PhantomData,
         })
     }
@@ -127,19 +130,19 @@ impl Graph<'_> {
     /// Every buffer the captured work reads or writes must still be allocated, and not be
     /// written by other streams while the replay runs: the kernels use the pointers they
     /// were captured with, past the checks their safe ops made at capture time.
-    pub unsafe fn launch(&self, stream: &Stream) -> Result<(), Error> {
+    pub unsafe fn launch(&self, stream: &impl StreamHandle) -> Result<(), Error> {
         // SAFETY: the caller vouches for the buffers; `stream` is live.
-        unsafe { self.launch_raw(stream.as_inner()) }
+        unsafe { self.launch_raw(stream.raw_stream()) }
     }
 
     /// [`Graph::launch`] on the driver's stream handle.
     ///
     /// # Safety
     /// As [`Graph::launch`], and `stream` must be a live stream of the graph's context.
-    pub unsafe fn launch_raw(&self, stream: cu::CUstream) -> Result<(), Error> {
+    pub unsafe fn launch_raw(&self, stream: RawStream) -> Result<(), Error> {
         // SAFETY: `exec` is live until drop; the caller vouches for the rest.
         check("cuGraphLaunch", unsafe {
-            cu::cuGraphLaunch(self.exec, stream)
+            (self.driver.cuGraphLaunch)(self.exec, stream)
         })
     }
 }
@@ -149,8 +152,8 @@ impl Drop for Graph<'_> {
         // SAFETY: both handles came from successful calls and are destroyed exactly once; a
         // replay still running keeps its own reference in the driver.
         unsafe {
-            cu::cuGraphExecDestroy(self.exec);
-            cu::cuGraphDestroy(self.graph);
+            (self.driver.cuGraphExecDestroy)(self.exec);
+            (self.driver.cuGraphDestroy)(self.graph);
         }
     }
 }
@@ -158,36 +161,37 @@ impl Drop for Graph<'_> {
 /// A capture in progress on `stream`: ended on every path, a panic in the closure included,
 /// so the stream never stays in capture mode.
 struct Capturing {
-    stream: cu::CUstream,
+    stream: CUstream,
+    driver: &'static Api,
 }
 
 impl Capturing {
-    fn end(self) -> Result<cu::CUgraph, Error> {
-        let stream = self.stream;
+    fn end(self) -> Result<CUgraph, Error> {
+        let (stream, d) = (self.stream, self.driver);
         std::mem::forget(self);
-        end_capture(stream)
+        end_capture(d, stream)
     }
 }
 
 impl Drop for Capturing {
     fn drop(&mut self) {
         // Reached only when the closure panicked: end the capture and discard the graph.
-        if let Ok(graph) = end_capture(self.stream) {
+        if let Ok(graph) = end_capture(self.driver, self.stream) {
             // SAFETY: made by this capture, destroyed once.
-            unsafe { cu::cuGraphDestroy(graph) };
+            unsafe { (self.driver.cuGraphDestroy)(graph) };
         }
     }
 }
 
 /// Ends the capture on `stream`: the graph, or why there is none (a capture that an
 /// uncapturable call invalidated ends with `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`).
-fn end_capture(stream: cu::CUstream) -> Result<cu::CUgraph, Error> {
-    let mut graph: cu::CUgraph = std::ptr::null_mut();
+fn end_capture(d: &Api, stream: CUstream) -> Result<CUgraph, Error> {
+    let mut graph: CUgraph = std::ptr::null_mut();
     // SAFETY: the stream is capturing (begun by `capture_raw`); `graph` is an out-pointer.
-    let status = unsafe { cu::cuStreamEndCapture(stream, &mut graph) };
-    if status != cu::CUresult::CUDA_SUCCESS && !graph.is_null() {
+    let status = unsafe { (d.cuStreamEndCapture)(stream, &mut graph) };
+    if status != CUDA_SUCCESS && !graph.is_null() {
         // SAFETY: a failed capture's graph, if the driver returned one, destroyed once.
-        unsafe { cu::cuGraphDestroy(graph) };
+        unsafe { (d.cuGraphDestroy)(graph) };
     }
     check_with("cuStreamEndCapture", status, || {
         "ending a CUDA graph capture".into()

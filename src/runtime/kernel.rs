@@ -1,14 +1,14 @@
 //! [`Kernel`]: one entry point resolved on a [`Gpu`], with its route and limits; the
 //! generated typed launchers are methods on it, and all of them end in [`Kernel::launch_raw`].
 
-use super::driver::{check, check_with, function_attribute, programmatic};
+use super::driver::api::{function_attribute as F, CUfunction};
+use super::driver::{check, check_with, driver, function_attribute, programmatic};
 use super::launch::{self, KernelLimits, LaunchConfig, LaunchError, SmemPlan};
 use super::launchers::{KernelInfo, KernelSpec, LaunchArgs};
+use super::memory::{RawStream, StreamHandle};
 use super::module::LoadedModule;
 use super::route::Route;
 use super::{Error, Gpu};
-use cust::sys as cu;
-use cust::sys::CUfunction_attribute as F;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -17,7 +17,7 @@ use std::sync::Mutex;
 /// What a [`Gpu`] keeps per resolved kernel.
 pub(crate) struct KernelState {
     info: &'static KernelInfo,
-    function: cu::CUfunction,
+    function: CUfunction,
     pub route: Route,
     max_threads_per_block: u32,
     static_smem_bytes: u32,
@@ -43,11 +43,9 @@ impl KernelState {
             info,
             function,
             route: gpu.route_for(info.name, module),
-            max_threads_per_block: attr(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
-            static_smem_bytes: attr(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
-            max_dynamic_smem_bytes: AtomicU32::new(attr(
-                F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            )?),
+            max_threads_per_block: attr(F::MAX_THREADS_PER_BLOCK)?,
+            static_smem_bytes: attr(F::SHARED_SIZE_BYTES)?,
+            max_dynamic_smem_bytes: AtomicU32::new(attr(F::MAX_DYNAMIC_SHARED_SIZE_BYTES)?),
             raise: Mutex::new(()),
         })
     }
@@ -100,7 +98,7 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
     }
 
     /// The driver's function handle, for measurements against a bare `cuLaunchKernel`.
-    pub fn raw_function(&self) -> cu::CUfunction {
+    pub fn raw_function(&self) -> CUfunction {
         self.state.function
     }
 
@@ -114,12 +112,12 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
     #[inline]
     pub unsafe fn launch(
         &self,
-        stream: &cust::stream::Stream,
+        stream: &impl StreamHandle,
         config: &LaunchConfig,
         mut args: K::Args,
     ) -> Result<(), Error> {
         let mut pointers = args.pointers();
-        self.launch_raw(stream, config, pointers.as_mut())
+        self.launch_raw(stream.raw_stream(), config, pointers.as_mut())
     }
 
     /// Checks `config`, raises the dynamic shared memory limit if the launch needs more than
@@ -132,7 +130,7 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
     /// the grid dependency (`griddepcontrol.wait`) before its first memory access.
     pub unsafe fn launch_raw(
         &self,
-        stream: &cust::stream::Stream,
+        stream: RawStream,
         config: &LaunchConfig,
         params: &mut [*mut c_void],
     ) -> Result<(), Error> {
@@ -174,7 +172,7 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
                     config.grid,
                     config.block,
                     config.dynamic_smem_bytes,
-                    stream.as_inner(),
+                    stream,
                     params.as_mut_ptr(),
                 ),
                 context,
@@ -182,7 +180,7 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
         }
         check_with(
             "cuLaunchKernel",
-            cu::cuLaunchKernel(
+            (driver()?.cuLaunchKernel)(
                 self.state.function,
                 gx,
                 gy,
@@ -191,7 +189,7 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
                 by,
                 bz,
                 config.dynamic_smem_bytes,
-                stream.as_inner(),
+                stream,
                 params.as_mut_ptr(),
                 std::ptr::null_mut(),
             ),
@@ -224,7 +222,7 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
         let mut blocks = 0i32;
         // SAFETY: a live function handle and a plain out-pointer.
         check("cuOccupancyMaxActiveBlocksPerMultiprocessor", unsafe {
-            cu::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            (driver()?.cuOccupancyMaxActiveBlocksPerMultiprocessor)(
                 &mut blocks,
                 self.state.function,
                 threads as i32,
@@ -239,10 +237,10 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
         if bytes <= self.state.max_dynamic_smem_bytes.load(Ordering::Acquire) {
             return Ok(());
         }
-        let attribute = F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        let attribute = F::MAX_DYNAMIC_SHARED_SIZE_BYTES;
         // SAFETY: a live function handle; the value was checked against the device's opt-in maximum.
         check("cuFuncSetAttribute", unsafe {
-            cu::cuFuncSetAttribute(self.state.function, attribute, bytes as i32)
+            (driver()?.cuFuncSetAttribute)(self.state.function, attribute, bytes as i32)
         })?;
         self.state
             .max_dynamic_smem_bytes

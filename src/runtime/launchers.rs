@@ -38,8 +38,7 @@ pub trait KernelSpec: 'static {
     /// Position in the library's launcher table.
     const INDEX: usize;
     /// The kernel's arguments in declaration order, as a tuple of their Rust types
-    /// (`(DevicePointer<U8x16>, DevicePointer<U8x16>, u64)`).
-    #[cfg(feature = "cust")]
+    /// (`(DevicePtr<U8x16>, DevicePtr<U8x16>, u64)`).
     type Args: LaunchArgs;
 
     fn info() -> &'static KernelInfo {

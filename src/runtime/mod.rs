@@ -2,26 +2,31 @@
 //! typed launchers checked at build time against each cubin's parameter table and at launch
 //! time against the device. See `docs/runtime.md`.
 //!
-//! Without the `cust` feature this module holds the parts that need no driver (route
-//! selection, the driver preflight, launch checks, the launcher table); with it, `Gpu`,
-//! `Kernel` and `Graph`.
+//! Without the `driver` feature (which `cust` and `cudarc` turn on) this module holds the
+//! parts that need no driver (route selection, the driver preflight, launch checks, the
+//! launcher table, device pointer types); with it, `Gpu`, `Kernel` and `Graph`, on the
+//! driver loaded at run time, and the traits through which the ops take `cust`'s or
+//! `cudarc`'s buffers and streams.
 
 mod error;
 mod launch;
 pub mod launchers;
+mod memory;
 mod preflight;
 mod route;
 mod vector;
 
-#[cfg(feature = "cust")]
+#[cfg(feature = "driver")]
 mod driver;
-#[cfg(feature = "cust")]
+#[cfg(feature = "driver")]
 mod gpu;
-#[cfg(feature = "cust")]
+#[cfg(feature = "driver")]
 mod graph;
-#[cfg(feature = "cust")]
+#[cfg(feature = "driver")]
+mod interop;
+#[cfg(feature = "driver")]
 mod kernel;
-#[cfg(feature = "cust")]
+#[cfg(feature = "driver")]
 mod module;
 
 pub use error::{Error, CUDA_ERROR_NO_DEVICE, CUDA_ERROR_STUB_LIBRARY};
@@ -30,6 +35,7 @@ pub use launch::{
     SmemPlan,
 };
 pub use launchers::{kernel_info, Dtype, DtypeKind, KernelInfo, KernelSpec, LaunchArgs, ParamInfo};
+pub use memory::{Access, DevicePtr, DeviceRead, DeviceView, DeviceWrite, RawStream, StreamHandle};
 pub use preflight::{check_driver, driver_needed, DriverNeed, DriverTooOld};
 pub use route::{
     ptx_fallbacks, select, ArtifactKind, DeviceId, NoRoute, Route, RoutePolicy, Selected,
@@ -37,9 +43,9 @@ pub use route::{
 };
 pub use vector::{Bf16, U8x16, F16};
 
-#[cfg(feature = "cust")]
+#[cfg(feature = "driver")]
 pub use gpu::{DeviceInfo, Gpu};
-#[cfg(feature = "cust")]
+#[cfg(feature = "driver")]
 pub use graph::Graph;
-#[cfg(feature = "cust")]
+#[cfg(feature = "driver")]
 pub use kernel::Kernel;

@@ -1,15 +1,15 @@
 //! A loaded module: one kernel file's artifact, on the route selection picked.
 
-use super::driver::{check, check_with};
+use super::driver::api::{self, CUfunction, CUmodule};
+use super::driver::{check, check_with, driver};
 use super::route::{count_ptx_fallback, ArtifactKind, Selected};
 use super::Error;
 use crate::registry::KernelFile;
-use cust::sys as cu;
 use std::ffi::{c_uint, c_void};
 use std::time::{Duration, Instant};
 
 pub(crate) struct LoadedModule {
-    raw: cu::CUmodule,
+    raw: CUmodule,
     pub file: &'static KernelFile,
     pub selected: Selected,
     /// Wall time of `cuModuleLoadData(Ex)`, JIT included.
@@ -46,18 +46,18 @@ impl LoadedModule {
     }
 
     /// The entry point `symbol`.
-    pub fn function(&self, symbol: &str) -> Result<cu::CUfunction, Error> {
+    pub fn function(&self, symbol: &str) -> Result<CUfunction, Error> {
         let name = std::ffi::CString::new(symbol).map_err(|_| Error::Driver {
             call: "cuModuleGetFunction",
             code: 1,
             name: "CUDA_ERROR_INVALID_VALUE".into(),
             context: format!("symbol {symbol:?} contains a NUL byte"),
         })?;
-        let mut f: cu::CUfunction = std::ptr::null_mut();
+        let mut f: CUfunction = std::ptr::null_mut();
         // SAFETY: `self.raw` is a live module; `name` is NUL-terminated and outlives the call.
         check_with(
             "cuModuleGetFunction",
-            unsafe { cu::cuModuleGetFunction(&mut f, self.raw, name.as_ptr()) },
+            unsafe { (driver()?.cuModuleGetFunction)(&mut f, self.raw, name.as_ptr()) },
             || {
                 format!(
                     "looking up entry point `{symbol}` in kernel file `{}` ({})",
@@ -71,8 +71,11 @@ impl LoadedModule {
 
 impl Drop for LoadedModule {
     fn drop(&mut self) {
-        // SAFETY: the module was loaded by us and is unloaded once; errors at teardown have no reader.
-        let _ = check("cuModuleUnload", unsafe { cu::cuModuleUnload(self.raw) });
+        // SAFETY: the module was loaded by us (so the driver is loaded) and is unloaded once;
+        // errors at teardown have no reader.
+        if let Ok(d) = driver() {
+            let _ = check("cuModuleUnload", unsafe { (d.cuModuleUnload)(self.raw) });
+        }
     }
 }
 
@@ -82,8 +85,9 @@ pub(crate) fn load_image(
     image: &[u8],
     kind: ArtifactKind,
     what: impl Fn() -> String,
-) -> Result<cu::CUmodule, Error> {
-    let mut module: cu::CUmodule = std::ptr::null_mut();
+) -> Result<CUmodule, Error> {
+    let d = driver()?;
+    let mut module: CUmodule = std::ptr::null_mut();
     match kind {
         ArtifactKind::Cubin => {
             // `include_bytes!` promises no alignment; hand the driver an 8-byte aligned ELF image.
@@ -92,21 +96,21 @@ pub(crate) fn load_image(
             // SAFETY: `aligned` holds a complete cubin and outlives the call (the driver copies it).
             check_with(
                 "cuModuleLoadData",
-                unsafe { cu::cuModuleLoadData(&mut module, aligned.as_ptr().cast()) },
+                unsafe { (d.cuModuleLoadData)(&mut module, aligned.as_ptr().cast()) },
                 what,
             )?;
         }
         ArtifactKind::PtxJit => {
             let mut log = vec![0u8; JIT_LOG_BYTES];
             let mut options = [
-                cu::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-                cu::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                api::CU_JIT_ERROR_LOG_BUFFER,
+                api::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
             ];
             let mut values: [*mut c_void; 2] =
                 [log.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void];
             // SAFETY: `image` is NUL-terminated PTX; the option arrays and the log buffer outlive the call.
             let status = unsafe {
-                cu::cuModuleLoadDataEx(
+                (d.cuModuleLoadDataEx)(
                     &mut module,
                     image.as_ptr().cast(),
                     options.len() as c_uint,

@@ -211,7 +211,7 @@ pub fn ptx_fallbacks() -> u64 {
     PTX_FALLBACKS.load(Ordering::SeqCst)
 }
 
-#[cfg_attr(not(feature = "cust"), allow(dead_code))]
+#[cfg_attr(not(feature = "driver"), allow(dead_code))]
 pub(crate) fn count_ptx_fallback() {
     PTX_FALLBACKS.fetch_add(1, Ordering::SeqCst);
 }

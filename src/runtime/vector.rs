@@ -39,6 +39,17 @@ unsafe impl cust::memory::DeviceCopy for U8x16 {}
 unsafe impl cust::memory::DeviceCopy for Bf16 {}
 #[cfg(feature = "cust")]
 unsafe impl cust::memory::DeviceCopy for F16 {}
+#[cfg(feature = "cudarc")]
+mod cudarc_impls {
+    use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+    // SAFETY: as above; all-zero bytes are a value (zero, or sixteen zero bytes).
+    unsafe impl DeviceRepr for super::U8x16 {}
+    unsafe impl DeviceRepr for super::Bf16 {}
+    unsafe impl DeviceRepr for super::F16 {}
+    unsafe impl ValidAsZeroBits for super::U8x16 {}
+    unsafe impl ValidAsZeroBits for super::Bf16 {}
+    unsafe impl ValidAsZeroBits for super::F16 {}
+}
 
 /// A storage type of the kernels' `dtype` axes: [`Bf16`], [`F16`] or `f32` (sealed). A
 /// manifest family with a `dtype` axis gets one generic launcher marker (`SwigluFwd<T>`)
@@ -80,12 +91,21 @@ impl Dtype for f32 {
 }
 
 mod sealed {
-    /// Only this crate's storage types are a [`super::Dtype`]; with `cust`, every one is a
-    /// `DeviceCopy`, so `DevicePointer<T>` exists for any `T: Dtype`.
-    #[cfg(feature = "cust")]
-    pub trait Sealed: cust::memory::DeviceCopy {}
-    #[cfg(not(feature = "cust"))]
-    pub trait Sealed {}
+    /// Only this crate's storage types are a [`super::Dtype`]; each is an element type of
+    /// the runtimes enabled (`cust::memory::DeviceCopy`, `cudarc::driver::DeviceRepr`), so
+    /// code generic over `T: Dtype` allocates their buffers.
+    pub trait Sealed: Runtimes {}
+
+    #[cfg(all(feature = "cust", feature = "cudarc"))]
+    pub trait Runtimes: cust::memory::DeviceCopy + cudarc::driver::DeviceRepr {}
+    #[cfg(all(feature = "cust", not(feature = "cudarc")))]
+    pub trait Runtimes: cust::memory::DeviceCopy {}
+    #[cfg(all(feature = "cudarc", not(feature = "cust")))]
+    pub trait Runtimes: cudarc::driver::DeviceRepr {}
+    #[cfg(not(any(feature = "cust", feature = "cudarc")))]
+    pub trait Runtimes {}
+
+    impl<T: Sealed> Runtimes for T {}
 
     impl Sealed for super::Bf16 {}
     impl Sealed for super::F16 {}

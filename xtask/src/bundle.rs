@@ -152,7 +152,7 @@ fn build(
             "-p",
             package,
             "--features",
-            "cust",
+            "cust,cudarc",
             "--message-format=json-render-diagnostics",
         ]);
     if kind == "test" {

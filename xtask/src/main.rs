@@ -22,7 +22,7 @@ cargo xtask <task>
   test [ARGS]       setup, link stub, kernels for every arch (CUBINS_ARCHS=all unless
                     CUBINS_ARCHS or CUDA_COMPUTE_CAP is set; a line per nvcc job), then the
                     whole suite with the runtime (cargo test --workspace --no-fail-fast
-                    --features cubins/cust ARGS), no GPU or driver needed; then `package`
+                    --features cubins/cust,cubins/cudarc ARGS), no GPU or driver needed
   link-stub         build target/cuda-stub/lib64/libcuda.so: a driver stand-in to link `cust`
   codegen [--check] regenerate the GEMM tile tables, entry points, planner tables and flag bits
                     (C++, Rust, manifest sets) from cuda/gemm_catalogue.toml; --check: fail

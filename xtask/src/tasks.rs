@@ -183,7 +183,7 @@ pub fn test(args: &[String]) -> Result {
         "--workspace",
         "--no-fail-fast",
         "--features",
-        "cubins/cust,axpy-kernels/cust",
+        "cubins/cust,cubins/cudarc,axpy-kernels/cust,axpy-kernels/cudarc",
     ]
     .into_iter()
     .map(String::from)

@@ -98,7 +98,7 @@ impl GraphExec {
     ) -> Result<GraphExec> {
         // SAFETY: callers capture on streams they own, launching kernels of a `Gpu` that
         // outlives the graph.
-        unsafe { Graph::capture_raw(stream, || enqueue().map_err(CaptureFailed)) }
+        unsafe { Graph::capture_raw(stream.cast(), || enqueue().map_err(CaptureFailed)) }
             .map(GraphExec)
             .map_err(|CaptureFailed(e)| format!("capturing a CUDA graph: {e}"))
     }
@@ -106,6 +106,6 @@ impl GraphExec {
     pub fn launch(&self, stream: cu::CUstream) -> Result<()> {
         // SAFETY: callers replay on their own live stream, while the buffers the captured
         // work uses are still allocated.
-        unsafe { self.0.launch_raw(stream) }.map_err(|e| e.to_string())
+        unsafe { self.0.launch_raw(stream.cast()) }.map_err(|e| e.to_string())
     }
 }

@@ -59,7 +59,7 @@ fn rust_type(ty: &ParamType) -> String {
 }
 
 fn pointer(elem: &str) -> String {
-    format!("::cubins::cust::memory::DevicePointer<{elem}>")
+    format!("::cubins::runtime::DevicePtr<{elem}>")
 }
 
 /// A tuple type of `args` (a one-element tuple needs its trailing comma).
@@ -133,7 +133,7 @@ fn emit_one(o: &mut String, index: usize, l: &Launcher) {
          impl ::cubins::runtime::KernelSpec for {ty} {{\n    \
              const LIBRARY: &'static ::cubins::Library = &LIBRARY;\n    \
              const INDEX: usize = {index};\n    \
-             ::cubins::__with_cust! {{ type Args = {args}; }}\n\
+             type Args = {args};\n\
          }}\n",
         name = l.name,
         file = l.file,
@@ -179,7 +179,7 @@ fn emit_generic(o: &mut String, group: &Group, l: &Launcher) {
          impl<T: {DTYPE_TRAIT}> ::cubins::runtime::KernelSpec for {ty}<T> {{\n    \
              const LIBRARY: &'static ::cubins::Library = &LIBRARY;\n    \
              const INDEX: usize = match <T as {DTYPE_TRAIT}>::KIND {{{arms}\n    }};\n    \
-             ::cubins::__with_cust! {{ type Args = {args}; }}\n\
+             type Args = {args};\n\
          }}\n",
         pattern = group.pattern,
         file = l.file,

@@ -5,23 +5,21 @@
 //! - `cuda/axpy.cu`: the kernel; `cuda/kernels.toml`: its launcher and contract.
 //! - `build.rs`: `cubins_build::Build::new().compile()`.
 //! - [`kernels`]: what the build generated (`cubins::include_kernels!()`).
-//! - [`axpy`] (feature `cust`): a safe launch that checks its buffers first.
+//! - [`axpy`] (feature `cust` or `cudarc`): a safe launch that checks its buffers first, on
+//!   either runtime's buffers and streams.
 
 /// This crate's kernels: `kernels::LIBRARY`, and `kernels::AxpyF32` for `Gpu::kernel`.
 pub mod kernels {
     cubins::include_kernels!();
 }
 
-#[cfg(feature = "cust")]
+#[cfg(any(feature = "cust", feature = "cudarc"))]
 pub use launch::axpy;
 
-#[cfg(feature = "cust")]
+#[cfg(any(feature = "cust", feature = "cudarc"))]
 mod launch {
     use super::kernels::AxpyF32;
-    use cubins::cust::memory::DeviceSlice;
-    use cubins::cust::stream::Stream;
-    use cubins::ops::buffer;
-    use cubins::runtime::{Error, Gpu, LaunchConfig, Route};
+    use cubins::runtime::{DeviceRead, DeviceWrite, Error, Gpu, LaunchConfig, Route, StreamHandle};
 
     /// Threads per block (the contract's `min_blocks_per_sm` is stated for it).
     const BLOCK: u32 = 256;
@@ -29,19 +27,22 @@ mod launch {
     /// `y = a * x + y` on `stream`; returns the route it ran on. Lengths that differ, or
     /// buffers not 16-byte aligned (the kernel's vector width), are an `Err` before
     /// anything reaches the GPU.
-    pub fn axpy(
+    pub fn axpy<S: StreamHandle>(
         gpu: &Gpu,
-        stream: &Stream,
+        stream: &S,
         a: f32,
-        x: &DeviceSlice<f32>,
-        y: &mut DeviceSlice<f32>,
+        x: &impl DeviceRead<f32, S>,
+        y: &mut impl DeviceWrite<f32, S>,
     ) -> Result<Route, Error> {
-        let (xb, yb) = (buffer("x", x), buffer("y", y));
+        // Held until the launch is queued (cudarc records the accesses when they drop).
+        let held = (x.read(stream), y.write(stream));
+        let (x, y) = (held.0.view, held.1.view);
+        let (xb, yb) = (x.arg("x"), y.arg("y"));
         xb.same_length(&yb)?;
         xb.aligned(16)?;
         yb.aligned(16)?;
         let kernel = gpu.kernel::<AxpyF32>()?;
-        let n = x.len() as u64;
+        let n = x.len as u64;
         let quads = n.div_ceil(4).max(1);
         let blocks = quads
             .div_ceil(BLOCK as u64)
@@ -50,13 +51,7 @@ mod launch {
         // SAFETY: x and y are device buffers of this context holding n floats each, 16-byte
         // aligned as the kernel's float4 accesses need; `x` is read-only and distinct from
         // `y` (one is borrowed shared, the other exclusively).
-        unsafe {
-            kernel.launch(
-                stream,
-                &config,
-                (x.as_device_ptr(), y.as_device_ptr(), a, n),
-            )?
-        };
+        unsafe { kernel.launch(stream, &config, (x.ptr, y.ptr, a, n))? };
         Ok(kernel.route().clone())
     }
 }
