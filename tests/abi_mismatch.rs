@@ -73,8 +73,7 @@ fn agreeing_launcher_is_generated() {
     let text = std::fs::read_to_string(fixture().join("agree.toml")).unwrap();
     let src = check(&manifest(&text)).unwrap_or_else(|e| panic!("{e:#?}"));
     assert!(src.contains("pub struct ScaleRows;"));
-    assert!(src
-        .contains("type Args = (::cubins::cust::memory::DevicePointer<f32>, u64, u32, f32, u32);"));
+    assert!(src.contains("type Args = (::cubins::runtime::DevicePtr<f32>, u64, u32, f32, u32);"));
 }
 
 #[test]

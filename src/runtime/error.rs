@@ -57,8 +57,8 @@ impl fmt::Display for Error {
         match self {
             Error::NoDriver { call } => write!(
                 f,
-                "no CUDA driver: {call} returned CUDA_ERROR_STUB_LIBRARY ({CUDA_ERROR_STUB_LIBRARY}): this process is \
-                 linked against the build stub (target/cuda-stub from `cargo xtask link-stub`), not the NVIDIA \
+                "no CUDA driver: {call} returned CUDA_ERROR_STUB_LIBRARY ({CUDA_ERROR_STUB_LIBRARY}): this process \
+                 loaded the build stub (target/cuda-stub from `cargo xtask link-stub`), not the NVIDIA \
                  driver's libcuda.so.1; run it on a machine with the driver, without the stub folder on \
                  LD_LIBRARY_PATH{}",
                 driver_wanted()
@@ -183,7 +183,7 @@ mod tests {
             m.starts_with("no CUDA driver: cuInit returned CUDA_ERROR_STUB_LIBRARY (34)"),
             "{m}"
         );
-        assert!(m.contains("linked against the build stub"), "{m}");
+        assert!(m.contains("loaded the build stub"), "{m}");
         let e = Error::from_status("cuInit", 100, "CUDA_ERROR_NO_DEVICE", "");
         assert!(
             e.to_string()

@@ -76,7 +76,7 @@ macro_rules! driver_api {
                     // SAFETY: libcuda's initializers have no preconditions.
                     match unsafe { libloading::Library::new(name) } {
                         Ok(l) => Some(l),
-                        Err(e) => { tried.push(format!("{name}: {e}")); None }
+                        Err(e) => { tried.push(e.to_string()); None }
                     }
                 }).ok_or_else(|| tried.join("; "))?;
                 // SAFETY: each symbol is looked up by its exported name and given the type
