@@ -182,6 +182,9 @@ impl Gpu {
             (d.cuDevicePrimaryCtxRetain)(&mut raw, dev)
         })?;
         let context = PrimaryContext { raw, device: dev };
+        // Current on the creating thread, as a runtime's allocations and streams expect.
+        // SAFETY: the context was just retained and lives as long as the Gpu.
+        check("cuCtxSetCurrent", unsafe { (d.cuCtxSetCurrent)(raw) })?;
         Ok(Gpu {
             own: LibraryState::new(&crate::kernels::LIBRARY),
             libraries: Mutex::new(Vec::new()),
@@ -230,8 +233,8 @@ impl Gpu {
         self.context.raw
     }
 
-    /// Makes this device's context current on the calling thread (needed before `cust`
-    /// allocations or streams on a thread other than the one that created the `Gpu`).
+    /// Makes this device's context current on the calling thread (`Gpu::new` does on its
+    /// own thread; needed before `cust` allocations or streams on another thread).
     pub fn bind(&self) -> Result<(), Error> {
         let d = driver()?;
         let mut current: CUcontext = std::ptr::null_mut();
