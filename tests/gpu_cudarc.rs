@@ -23,7 +23,7 @@ use cubins::ops::{Launched, Threads};
 use cubins::runtime::{Bf16, DeviceRead, DeviceWrite, Dtype, Gpu, StreamHandle};
 use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
-use gpu_common::{first_difference, gpu, random_bytes, POISON};
+use gpu_common::{first_difference, gpu, values, POISON};
 use half::bf16;
 use std::sync::Arc;
 
@@ -82,14 +82,6 @@ impl Runtime for Cudarc {
     fn sync(&self) {
         self.stream.synchronize().expect("cudarc stream");
     }
-}
-
-/// Deterministic values in [-1, 1) from `seed`.
-fn values(len: usize, seed: u64) -> Vec<f32> {
-    random_bytes(len * 4, seed)
-        .chunks_exact(4)
-        .map(|c| (u32::from_le_bytes(c.try_into().unwrap()) >> 8) as f32 / (1 << 23) as f32 - 1.0)
-        .collect()
 }
 
 fn bf16s(len: usize, seed: u64) -> Vec<Bf16> {

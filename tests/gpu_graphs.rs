@@ -25,7 +25,7 @@ use cubins::ops::swiglu::{swiglu, swiglu_interleaved};
 use cubins::runtime::{Bf16, Error, Gpu};
 use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::Stream;
-use gpu_common::{gpu, random_bytes, POISON};
+use gpu_common::{gpu, values, POISON};
 use half::bf16;
 
 // ------------------------------------------------------------------ the ops, as called here
@@ -187,14 +187,6 @@ fn op_gemm_tf32(
 }
 
 // ------------------------------------------------------------------ buffers
-
-/// Deterministic values in [-1, 1) from `seed` (bf16 holds them with no NaN or infinity).
-fn values(len: usize, seed: u64) -> Vec<f32> {
-    random_bytes(len * 4, seed)
-        .chunks_exact(4)
-        .map(|c| (u32::from_le_bytes(c.try_into().unwrap()) >> 8) as f32 / (1 << 23) as f32 - 1.0)
-        .collect()
-}
 
 fn bf16_input(len: usize, seed: u64) -> Buf<Bf16> {
     let host: Vec<Bf16> = values(len, seed)

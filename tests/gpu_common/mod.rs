@@ -56,6 +56,14 @@ pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
 /// against "not poison").
 pub const POISON: u8 = 0xA5;
 
+/// Deterministic values in [-1, 1) from `seed` (bf16 holds them with no NaN or infinity).
+pub fn values(len: usize, seed: u64) -> Vec<f32> {
+    random_bytes(len * 4, seed)
+        .chunks_exact(4)
+        .map(|c| (u32::from_le_bytes(c.try_into().unwrap()) >> 8) as f32 / (1 << 23) as f32 - 1.0)
+        .collect()
+}
+
 /// The first index where `got` differs from `want`, with both bytes, for a readable failure.
 pub fn first_difference(got: &[u8], want: &[u8]) -> Option<(usize, u8, u8)> {
     if got.len() != want.len() {

@@ -19,31 +19,24 @@ fn view<T: DeviceCopy>(slice: &DeviceSlice<T>) -> DeviceView<T> {
     }
 }
 
-// SAFETY: a cust slice is device memory of the current context, borrowed (so allocated) for
-// the access's lifetime; the borrow rules keep Rust-side writers away meanwhile.
-unsafe impl<T: DeviceCopy> DeviceRead<T, Stream> for DeviceSlice<T> {
-    fn read<'a>(&'a self, _: &'a Stream) -> Access<'a, T> {
-        Access::new(view(self))
-    }
+macro_rules! buffers {
+    ($($ty:ident),*) => {$(
+        // SAFETY: cust device memory of the current context, borrowed (so allocated) for the
+        // access's lifetime; the borrow rules keep Rust-side writers away meanwhile.
+        unsafe impl<T: DeviceCopy> DeviceRead<T, Stream> for $ty<T> {
+            fn read<'a>(&'a self, _: &'a Stream) -> Access<'a, T> {
+                Access::new(view(self))
+            }
+        }
+
+        // SAFETY: as above, borrowed mutably.
+        unsafe impl<T: DeviceCopy> DeviceWrite<T, Stream> for $ty<T> {
+            fn write<'a>(&'a mut self, _: &'a Stream) -> Access<'a, T> {
+                Access::new(view(self))
+            }
+        }
+    )*};
 }
 
-// SAFETY: as above, borrowed mutably.
-unsafe impl<T: DeviceCopy> DeviceWrite<T, Stream> for DeviceSlice<T> {
-    fn write<'a>(&'a mut self, _: &'a Stream) -> Access<'a, T> {
-        Access::new(view(self))
-    }
-}
-
-// SAFETY: a buffer is its slice.
-unsafe impl<T: DeviceCopy> DeviceRead<T, Stream> for DeviceBuffer<T> {
-    fn read<'a>(&'a self, _: &'a Stream) -> Access<'a, T> {
-        Access::new(view(self))
-    }
-}
-
-// SAFETY: a buffer is its slice.
-unsafe impl<T: DeviceCopy> DeviceWrite<T, Stream> for DeviceBuffer<T> {
-    fn write<'a>(&'a mut self, _: &'a Stream) -> Access<'a, T> {
-        Access::new(view(self))
-    }
-}
+// A buffer is its slice (`Deref`); both are named, since generic arguments do not deref.
+buffers!(DeviceSlice, DeviceBuffer);
