@@ -20,10 +20,12 @@ use std::process::{Command, Stdio};
 const RUNNER: &str = include_str!("bundle/run.sh");
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Test targets the bundle carries (cargo glob patterns), per package: cubins' own and the
-/// example crate's, which launches kernels of its own through cubins' runtime.
+/// example crates': one launches kernels of its own through cubins' runtime, the other runs
+/// cubins' ops on both runtimes.
 const TEST_TARGETS: &[(&str, &[&str])] = &[
     ("cubins", &["gpu_*", "no_device"]),
     ("axpy-kernels", &["gpu_*"]),
+    ("decoder-step", &["gpu_*"]),
 ];
 const DEFAULT_ARCHS: &str = "80;90";
 

@@ -1,7 +1,8 @@
 //! `cargo xtask package`: packages `cubins-build` and `cubins` in dependency order (what
 //! `cargo publish` would upload), says how large each is, unpacks both and builds a fresh
-//! crate that depends on the unpacked `cubins` with `sm90` selected, twice, and runs it: it
-//! lists the embedded cubins with their SHA-256.
+//! crate that depends on the unpacked `cubins` with `sm90` and `cudarc` selected, twice, and
+//! runs it: it lists the embedded cubins with their SHA-256, and what the runtime found of a
+//! driver (it loads libcuda itself, so the program starts with none on the loader path).
 //! - with nvcc: the unpacked package compiles its kernels (another checkout path than this
 //!   one, with a cache of its own);
 //! - with no CUDA at all (no NVCC, CUDA_HOME or CUDA_PATH, no folder with nvcc or cuobjdump
@@ -29,11 +30,17 @@ use std::process::Command;
 /// The crates of the package, in dependency order.
 const CRATES: &[&str] = &["cubins-build", "cubins"];
 
-/// The dependent's program: where its kernels came from, then every embedded kernel file's
-/// cubins, one line each.
+/// The dependent's program: where its kernels came from, what the runtime (on cudarc, which
+/// links no libcuda) found of a driver, then every embedded kernel file's cubins, one line
+/// each.
 const DEPENDENT_MAIN: &str = r#"fn main() {
     let origin = cubins::build_info().origin.map_or("none", |o| o.label());
     println!("origin={origin}");
+    match cubins::runtime::Gpu::new() {
+        Ok(gpu) => println!("driver=found device={}", gpu.device().name),
+        Err(e @ cubins::runtime::Error::DriverNotFound { .. }) => println!("driver=none {e}"),
+        Err(e) => panic!("the runtime: {e}"),
+    }
     let files = cubins::kernel_files().expect("the package embeds kernels");
     for f in files {
         for c in f.cubins {
@@ -93,6 +100,15 @@ pub fn run(args: &[String]) -> Result {
     let from_prebuilt = run_dependent(&dependent, &work, Kernels::Prebuilt(&prebuilt))?;
     print!("{}", from_prebuilt.listing);
     let sm90 = compare(&fresh, &from_prebuilt)?;
+    let driver = from_prebuilt
+        .listing
+        .lines()
+        .find(|l| l.starts_with("driver="))
+        .ok_or("the dependent printed no driver= line")?;
+    println!(
+        "xtask package: the dependent, on cudarc with no libcuda to link against or load, \
+         started and its runtime said: {driver}"
+    );
     println!(
         "xtask package: the dependent embeds {sm90} sm_90 cubins; built with no CUDA toolkit from \
          prebuilt kernels, their SHA-256 equal those nvcc made in {}",
@@ -163,7 +179,10 @@ fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<List
     }
     let program = target.join("debug").join("dependent");
     let mut run = Command::new(&program);
+    // No stub or driver library on the loader path: the runtime on cudarc loads the driver
+    // itself, so the program starts where there is none.
     run.current_dir(dependent)
+        .env_remove("LD_LIBRARY_PATH")
         .stdin(std::process::Stdio::null());
     let out = run.output()?;
     if !out.status.success() {
@@ -185,7 +204,7 @@ fn run_dependent(dependent: &Path, work: &Path, kernels: Kernels) -> Result<List
         .to_string();
     let cubins = listing
         .lines()
-        .filter(|l| !l.starts_with("origin="))
+        .filter(|l| !l.starts_with("origin=") && !l.starts_with("driver="))
         .map(str::to_string)
         .collect();
     Ok(Listing {
@@ -320,7 +339,7 @@ fn write_dependent(work: &Path, unpacked: &[(String, PathBuf)]) -> Result<PathBu
         dir.join("Cargo.toml"),
         format!(
             "[package]\nname = \"dependent\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
-             [dependencies]\ncubins = {{ path = \"{}\", features = [\"sm90\"] }}\n\n\
+             [dependencies]\ncubins = {{ path = \"{}\", features = [\"sm90\", \"cudarc\"] }}\n\n\
              [patch.crates-io]\ncubins-build = {{ path = \"{}\" }}\n\n[workspace]\n",
             path_of("cubins")?,
             path_of("cubins-build")?

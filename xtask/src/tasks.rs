@@ -183,7 +183,7 @@ pub fn test(args: &[String]) -> Result {
         "--workspace",
         "--no-fail-fast",
         "--features",
-        "cubins/cust,cubins/cudarc,axpy-kernels/cust,axpy-kernels/cudarc",
+        "cubins/cust,cubins/cudarc,axpy-kernels/cust,axpy-kernels/cudarc,decoder-step/cust,decoder-step/cudarc",
     ]
     .into_iter()
     .map(String::from)
