@@ -224,9 +224,18 @@ fn run_steps<R: Runtime>(gpu: &Gpu, rt: &R, host: &Inputs) -> Run {
             run.launched.push(format!("{l:?}"));
         }
     };
-    let read = |run: &mut Run, dec: &Decoder<R::Buf>, step: &str, extra: &[(&str, &R::Buf)]| {
+    // What a step wrote: the activations named, and the caller's buffers.
+    let read = |run: &mut Run,
+                dec: &Decoder<R::Buf>,
+                step: &str,
+                wrote: &[&str],
+                extra: &[(&str, &R::Buf)]| {
         rt.sync();
-        for (name, buf) in dec.activations().into_iter().chain(extra.iter().copied()) {
+        let activations = dec
+            .activations()
+            .into_iter()
+            .filter(|(n, _)| wrote.contains(n));
+        for (name, buf) in activations.chain(extra.iter().copied()) {
             run.buffers
                 .push((format!("{step}.{name}"), rt.download(buf)));
         }
@@ -240,7 +249,13 @@ fn run_steps<R: Runtime>(gpu: &Gpu, rt: &R, host: &Inputs) -> Run {
         .attention_inputs(gpu, s, &x, &cos, &sin, &mut k_cache)
         .expect("attention_inputs");
     keep(&mut run, l);
-    read(&mut run, &dec, "attn", &[("k_cache", &k_cache)]);
+    read(
+        &mut run,
+        &dec,
+        "attn",
+        &["normed", "q", "k"],
+        &[("k_cache", &k_cache)],
+    );
 
     let attn_out = rt.upload(&to_bf16(&host.attn_out));
     let mut residual = rt.upload(&to_bf16(&host.residual));
@@ -253,6 +268,7 @@ fn run_steps<R: Runtime>(gpu: &Gpu, rt: &R, host: &Inputs) -> Run {
         &mut run,
         &dec,
         "mlp",
+        &["normed", "gate_up", "act"],
         &[("residual", &residual), ("out", &out)],
     );
 
@@ -261,7 +277,13 @@ fn run_steps<R: Runtime>(gpu: &Gpu, rt: &R, host: &Inputs) -> Run {
         .next_token_probs(gpu, s, &out, &mut probs)
         .expect("next_token_probs");
     keep(&mut run, l);
-    read(&mut run, &dec, "head", &[("probs", &probs)]);
+    read(
+        &mut run,
+        &dec,
+        "head",
+        &["normed", "logits"],
+        &[("probs", &probs)],
+    );
     run
 }
 
