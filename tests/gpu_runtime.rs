@@ -532,3 +532,38 @@ fn empty_copy_is_a_no_op() {
     dst.copy_to(&mut got[..]).unwrap();
     assert_eq!(got, [POISON; 16]);
 }
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn the_driver_encodes_tensor_maps_and_refusals_come_first() {
+    use cubins::runtime::{Swizzle, Tiled2d, TmaElem};
+    use cust::memory::DevicePointer;
+    let _gpu = gpu();
+    let buf = gpu_common::uploaded(&vec![0u16; 320 * 776]).expect("upload");
+    let base = DevicePointer::as_raw(&buf.as_device_ptr());
+    let tile = Tiled2d {
+        param: "a",
+        elem: TmaElem::Bf16,
+        base,
+        cols: 776,
+        rows: 320,
+        pitch: 776,
+        box_cols: 64,
+        box_rows: 128,
+        swizzle: Swizzle::B128,
+    };
+    let map = tile
+        .encode()
+        .expect("the driver encodes a GEMM operand tile");
+    println!("TENSOR_MAP encoded {tile:?}: {map:?}");
+    // An odd leading dimension is refused by the check, naming the parameter.
+    let odd = Tiled2d {
+        cols: 775,
+        pitch: 775,
+        ..tile
+    };
+    match odd.encode() {
+        Err(Error::Launch(LaunchError::TensorMap { param: "a", .. })) => {}
+        other => panic!("an odd pitch must be refused before the driver: {other:?}"),
+    }
+}

@@ -147,6 +147,13 @@ pub enum LaunchError {
         expected: usize,
         actual: usize,
     },
+    /// A tensor the copy engine cannot address as described (TMA's rules: a 16-byte aligned
+    /// base, rows a multiple of 16 bytes apart, boxes of 1 to 256 elements a side).
+    TensorMap {
+        param: &'static str,
+        requirement: &'static str,
+        value: u64,
+    },
 }
 
 impl fmt::Display for LaunchError {
@@ -183,6 +190,9 @@ impl fmt::Display for LaunchError {
                 write!(f, "`{param}` at {address:#x} is not {align}-byte aligned, as the kernel's vector loads need")
             }
             LaunchError::Overlap { a, b } => write!(f, "`{a}` and `{b}` overlap; the kernel requires disjoint buffers"),
+            LaunchError::TensorMap { param, requirement, value } => {
+                write!(f, "`{param}` cannot be a TMA tensor ({value}): {requirement}")
+            }
             LaunchError::Geometry { kernel, requirement, config } => write!(
                 f,
                 "{kernel} requires {requirement}; got grid {:?} block {:?}",

@@ -14,6 +14,7 @@ pub mod launchers;
 mod memory;
 mod preflight;
 mod route;
+mod tensor_map;
 mod vector;
 
 #[cfg(feature = "driver")]
@@ -41,6 +42,7 @@ pub use route::{
     ptx_fallbacks, select, ArtifactKind, DeviceId, NoRoute, Route, RoutePolicy, Selected,
     FORCE_ROUTE_ENV,
 };
+pub use tensor_map::{Swizzle, TensorMap, Tiled2d, TmaElem, MAX_BOX};
 pub use vector::{Bf16, U8x16, F16};
 
 #[cfg(feature = "driver")]

@@ -55,6 +55,7 @@ fn rust_type(ty: &ParamType) -> String {
     match ty {
         ParamType::Ptr { elem, .. } => pointer(elem.rust()),
         ParamType::Scalar(s) => s.rust().to_string(),
+        ParamType::TensorMap => "::cubins::runtime::TensorMap".to_string(),
     }
 }
 

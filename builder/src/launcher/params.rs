@@ -106,6 +106,9 @@ pub enum ParamType {
         elem: Elem,
     },
     Scalar(Scalar),
+    /// `tensor_map`: a TMA descriptor (`CUtensorMap`, 128 bytes, 64-byte aligned) passed by
+    /// value, which the kernel declares `const __grid_constant__ CUtensorMap`.
+    TensorMap,
 }
 
 impl fmt::Display for ParamType {
@@ -120,9 +123,13 @@ impl fmt::Display for ParamType {
                 write!(f, "*{} {name}", if *mutable { "mut" } else { "const" })
             }
             ParamType::Scalar(s) => f.write_str(s.rust()),
+            ParamType::TensorMap => f.write_str(TENSOR_MAP),
         }
     }
 }
+
+/// How `kernels.toml` spells [`ParamType::TensorMap`].
+pub const TENSOR_MAP: &str = "tensor_map";
 
 /// Size and alignment of a C type, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,9 +189,12 @@ pub fn parse_type(text: &str) -> Result<ParamType, String> {
     if let Some((_, s)) = Scalar::ALL.iter().find(|(n, _)| *n == t) {
         return Ok(ParamType::Scalar(*s));
     }
+    if t == TENSOR_MAP {
+        return Ok(ParamType::TensorMap);
+    }
     let scalars: Vec<&str> = Scalar::ALL.iter().map(|(n, _)| *n).collect();
     Err(format!(
-        "unknown type `{t}`: expected `*const T`, `*mut T` or a scalar ({})",
+        "unknown type `{t}`: expected `*const T`, `*mut T`, a scalar ({}) or `{TENSOR_MAP}`",
         scalars.join(" ")
     ))
 }
@@ -195,6 +205,10 @@ pub fn layout_of(ty: &ParamType) -> Layout {
         ParamType::Scalar(s) => Layout {
             size: s.size(),
             align: s.size(),
+        },
+        ParamType::TensorMap => Layout {
+            size: 128,
+            align: 64,
         },
     }
 }
@@ -282,6 +296,15 @@ mod tests {
     }
 
     #[test]
+    fn a_tensor_map_is_128_bytes_on_a_64_byte_boundary() {
+        let p = parse_params("k", &decls(&["m: i32", "map: tensor_map", "n: u32"])).unwrap();
+        let got: Vec<(u32, u32)> = p.iter().map(|p| (p.offset, p.size)).collect();
+        assert_eq!(got, vec![(0, 4), (64, 128), (192, 4)]);
+        assert_eq!(p[1].ty, ParamType::TensorMap);
+        assert_eq!(p[1].declaration(), "map: tensor_map");
+    }
+
+    #[test]
     fn reports_every_bad_declaration() {
         let errs = parse_params(
             "k",
@@ -301,7 +324,11 @@ mod tests {
         assert!(errs[1].contains("`type` is not usable"));
         assert!(errs[2].contains("`*const T` or `*mut T`"));
         assert!(errs[3].contains("unknown pointee `u9`") && errs[3].contains("u8x16"));
-        assert!(errs[4].contains("unknown type `Missing`") && errs[4].contains("i64"));
+        assert!(
+            errs[4].contains("unknown type `Missing`")
+                && errs[4].contains("i64")
+                && errs[4].contains("tensor_map")
+        );
         assert!(errs[5].contains("`a` is declared twice"));
     }
 }

@@ -65,6 +65,8 @@ const SCALARS: &[(&str, Scalar)] = &[
 /// Builtin type names that are none of the above (`long` is left out: its width is the
 /// platform's, so it stays unchecked).
 const OTHER_KNOWN: &[&str] = &[
+    "CUtensorMap",
+    "CUtensorMap_st",
     "void",
     "bool",
     "char",
@@ -81,6 +83,11 @@ fn elem_of(c: &str) -> Option<Elem> {
 
 fn scalar_of(c: &str) -> Option<Scalar> {
     SCALARS.iter().find(|(n, _)| *n == c).map(|(_, s)| *s)
+}
+
+/// The TMA descriptor type, as a declaration or the demangled signature spells it.
+fn is_tensor_map(c: &str) -> bool {
+    matches!(c, "CUtensorMap" | "CUtensorMap_st")
 }
 
 /// Whether `c` names a type this module knows (so that a different declared type is a
@@ -132,6 +139,10 @@ pub fn compare(ty: &ParamType, c: &CType) -> Verdict {
             None if is_known(v) => Verdict::Differs,
             None => Verdict::Unknown(format!("`{v}` is not a type the check maps")),
         },
+        (ParamType::TensorMap, CType::Value(v)) if is_tensor_map(v) => Verdict::Same,
+        (ParamType::TensorMap, CType::Value(v)) if !is_known(v) => {
+            Verdict::Unknown(format!("`{v}` is not a type the check maps"))
+        }
         (ParamType::Ptr { .. }, CType::Value(v)) if !is_known(v) => {
             Verdict::Unknown(format!("`{v}` is not a type the check maps"))
         }
@@ -158,6 +169,7 @@ pub fn manifest_spelling(c: &CType) -> Option<String> {
                 if *pointee_const { "const" } else { "mut" }
             ))
         }
+        CType::Value(v) if is_tensor_map(v) => Some(super::params::TENSOR_MAP.to_string()),
         CType::Value(v) => scalar_of(v).map(|s| s.rust().to_string()),
         CType::Other(_) => None,
     }
@@ -266,6 +278,24 @@ mod tests {
             f.errors[0].contains("says `const float*`; in kernels.toml that is `x: *const f32`")
         );
         assert!(f.errors[1].contains("says `unsigned`; in kernels.toml that is `n: u32`"));
+    }
+
+    #[test]
+    fn a_tensor_map_matches_a_grid_constant_cutensormap_and_nothing_else() {
+        let f = run(
+            &["a: tensor_map", "b: tensor_map", "m: i32"],
+            "const __grid_constant__ CUtensorMap a, const CUtensorMap_st b, int m",
+        );
+        assert_eq!(f, Findings::default());
+        let f = run(
+            &["a: tensor_map", "b: u64"],
+            "const float* a, const __grid_constant__ CUtensorMap b",
+        );
+        assert_eq!(f.errors.len(), 2, "{f:#?}");
+        assert!(
+            f.errors[1].contains("in kernels.toml that is `b: tensor_map`"),
+            "{f:#?}"
+        );
     }
 
     #[test]

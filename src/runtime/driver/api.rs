@@ -131,6 +131,10 @@ driver_api! {
     cuGraphLaunch = b"cuGraphLaunch\0": fn(CUgraphExec, CUstream);
     cuGraphExecDestroy = b"cuGraphExecDestroy\0": fn(CUgraphExec);
     cuGraphDestroy = b"cuGraphDestroy\0": fn(CUgraph);
+    cuTensorMapEncodeTiled = b"cuTensorMapEncodeTiled\0": fn(
+        *mut crate::runtime::TensorMap, c_int, c_uint, *mut c_void, *const u64, *const u64,
+        *const c_uint, *const c_uint, c_int, c_int, c_int, c_int
+    );
 }
 
 /// The driver, loaded on first use; the error says which libraries were tried and why
