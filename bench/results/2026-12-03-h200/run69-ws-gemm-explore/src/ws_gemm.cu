@@ -12,7 +12,11 @@
 // The epilogue stores bf16 pairs from the accumulators straight to global memory while the
 // producer already fills the ring with the next tile.
 //
-//   ws_gemm LAYOUT M N K [LAYOUT M N K ...]     every config below against cuBLAS
+//   [WS_CONFIGS=a,b] ws_gemm LAYOUT M N K [LAYOUT M N K ...]   each config against cuBLAS
+//
+// Configs: persistent CTAs with the tile raster grouped by 8 or 16 tile rows, one tile per CTA
+// (not persistent), and 2-CTA clusters along M multicasting B (each CTA loads half of the B
+// tile into both), persistent, grouped by 8 or 4 tile-row pairs.
 //
 // Per shape and config: parity against cuBLAS (max |diff| / max |ref|) and against float64
 // on 256 sampled outputs, then 15 rounds of paired windows (ours, cuBLAS; order alternating
@@ -77,6 +81,29 @@ __device__ __forceinline__ void tma_load(unsigned dst, const CUtensorMap* map, u
       : "memory");
 }
 
+__device__ __forceinline__ void tma_load_multicast(unsigned dst, const CUtensorMap* map, unsigned bar, int c0, int c1,
+                                                   uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, "
+      "%4}], [%2], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "h"(mask)
+      : "memory");
+}
+// An arrival on the mbarrier at this CTA's shared address `bar`, in the cluster's CTA `rank`.
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(bar), "r"(rank));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
 struct Coord {
   int m, n;
 };
@@ -88,7 +115,9 @@ __device__ __forceinline__ Coord tile_of(int t, int tiles_m, int tiles_n, int gr
   return {first + r % rows, r / rows};
 }
 
-template <bool kAK, bool kBK>
+// CL CTAs of a cluster (along M) share each B tile: each loads 1/CL of it and multicasts it to
+// all, and a stage is refilled only once every consumer of the cluster has released it.
+template <bool kAK, bool kBK, int CL>
 __global__ void __launch_bounds__(384, 1)
     ws_gemm(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b,
             __nv_bfloat16* __restrict__ c, int m, int n, int k, int ldc, int group) {
@@ -97,94 +126,123 @@ __global__ void __launch_bounds__(384, 1)
   const unsigned ring = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned bars = ring + S * STAGE;  // full[S], then empty[S]
   const int wg = threadIdx.x / 128, t_wg = threadIdx.x % 128;
+  const unsigned rank = CL > 1 ? cluster_rank() : 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       mbar_init(bars + 8 * s, 1);
-      mbar_init(bars + 8 * (S + s), 2);
+      mbar_init(bars + 8 * (S + s), 2 * CL);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
-  const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN, tiles = tiles_m * tiles_n;
+  if (CL > 1) cluster_sync(); else __syncthreads();
+  const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+  const int units_m = (tiles_m + CL - 1) / CL, units = units_m * tiles_n;  // a unit: CL tiles along M
+  const int first = blockIdx.x / CL, step = gridDim.x / CL;
   const int ktiles = (k + BK - 1) / BK;
 
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-    if (t_wg != 0) return;
+    if (t_wg == 0) {
+      int it = 0;
+      for (int u = first; u < units; u += step) {
+        const Coord uc = tile_of(u, units_m, tiles_n, group);
+        const int m0 = (uc.m * CL + static_cast<int>(rank)) * BM, n0 = uc.n * BN;
+        for (int kt = 0; kt < ktiles; ++kt, ++it) {
+          const int s = it % S;
+          const unsigned full = bars + 8 * s, empty = bars + 8 * (S + s);
+          mbar_wait(empty, ((it / S) & 1) ^ 1);
+          const unsigned sa = ring + s * STAGE, sb = sa + A_BYTES;
+          const int k0 = kt * BK;
+          mbar_expect_tx(full, STAGE);
+          if (kAK) {
+            tma_load(sa, &tma_a, full, k0, m0);
+          } else {
+            for (int p = 0; p < BM / 64; ++p) tma_load(sa + p * PANEL, &tma_a, full, m0 + 64 * p, k0);
+          }
+          if (CL == 1) {
+            if (kBK) {
+              tma_load(sb, &tma_b, full, k0, n0);
+            } else {
+              for (int p = 0; p < BN / 64; ++p) tma_load(sb + p * PANEL, &tma_b, full, n0 + 64 * p, k0);
+            }
+          } else {
+            // This CTA's share of B: rows (K-major) or panels (MN-major) [rank, rank + 1) / CL.
+            const uint16_t all = static_cast<uint16_t>((1u << CL) - 1);
+            constexpr int kShare = BN / CL;
+            if (kBK) {
+              tma_load_multicast(sb + rank * kShare * 128, &tma_b, full, k0, n0 + rank * kShare, all);
+            } else {
+              for (int p = 0; p < kShare / 64; ++p) {
+                const int panel = static_cast<int>(rank) * (kShare / 64) + p;
+                tma_load_multicast(sb + panel * PANEL, &tma_b, full, n0 + 64 * panel, k0, all);
+              }
+            }
+          }
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int cw = wg - 1;  // this consumer's 64 rows of the tile
+    constexpr unsigned kStepA = kAK ? 32 : 16 * 128, kStepB = kBK ? 32 : 16 * 128;
+    const uint64_t da0 = smem_descriptor(ring + cw * PANEL, kAK ? 16 : PANEL, 1024);
+    const uint64_t db0 = smem_descriptor(ring + A_BYTES, kBK ? 16 : PANEL, 1024);
+    const int warp = t_wg / 32, lane = t_wg % 32;
+    auto release = [&](int stage) {
+      if (t_wg != 0) return;
+      const unsigned empty = bars + 8 * (S + stage);
+      if (CL == 1) {
+        mbar_arrive(empty);
+      } else {
+        for (int r = 0; r < CL; ++r) mbar_arrive_cluster(empty, r);
+      }
+    };
+    float d[128];
     int it = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-      const Coord tc = tile_of(t, tiles_m, tiles_n, group);
-      const int m0 = tc.m * BM, n0 = tc.n * BN;
+    for (int u = first; u < units; u += step) {
+      const Coord uc = tile_of(u, units_m, tiles_n, group);
+      const int tm = uc.m * CL + static_cast<int>(rank);
+#pragma unroll
+      for (int i = 0; i < 128; ++i) d[i] = 0.0f;
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
         const int s = it % S;
-        const unsigned full = bars + 8 * s, empty = bars + 8 * (S + s);
-        mbar_wait(empty, ((it / S) & 1) ^ 1);
-        const unsigned sa = ring + s * STAGE, sb = sa + A_BYTES;
-        const int k0 = kt * BK;
-        mbar_expect_tx(full, STAGE);
-        if (kAK) {
-          tma_load(sa, &tma_a, full, k0, m0);
-        } else {
-          for (int p = 0; p < BM / 64; ++p) tma_load(sa + p * PANEL, &tma_a, full, m0 + 64 * p, k0);
+        mbar_wait(bars + 8 * s, (it / S) & 1);
+        const uint64_t off = static_cast<uint64_t>(s * STAGE) >> 4;
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < BK / 16; ++ks) {
+          wgmma_m64n256<kAK ? 0 : 1, kBK ? 0 : 1>(d, da0 + off + ((ks * kStepA) >> 4), db0 + off + ((ks * kStepB) >> 4),
+                                                  __nv_bfloat16{});
         }
-        if (kBK) {
-          tma_load(sb, &tma_b, full, k0, n0);
-        } else {
-          for (int p = 0; p < BN / 64; ++p) tma_load(sb + p * PANEL, &tma_b, full, n0 + 64 * p, k0);
-        }
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (kt > 0) release((it - 1) % S);
       }
-    }
-    return;
-  }
+      wgmma_wait<0>();
+      release((it - 1) % S);
+#pragma unroll
+      for (int i = 0; i < 128; ++i) pin_register(d[i]);
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-  const int cw = wg - 1;  // this consumer's 64 rows of the tile
-  constexpr unsigned kStepA = kAK ? 32 : 16 * 128, kStepB = kBK ? 32 : 16 * 128;
-  const uint64_t da0 = smem_descriptor(ring + cw * PANEL, kAK ? 16 : PANEL, 1024);
-  const uint64_t db0 = smem_descriptor(ring + A_BYTES, kBK ? 16 : PANEL, 1024);
-  const int warp = t_wg / 32, lane = t_wg % 32;
-  float d[128];
-  int it = 0;
-  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const Coord tc = tile_of(t, tiles_m, tiles_n, group);
+      const int row0 = tm * BM + cw * 64 + warp * 16 + lane / 4;
+      const int col0 = uc.n * BN + 2 * (lane % 4);
 #pragma unroll
-    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-    for (int kt = 0; kt < ktiles; ++kt, ++it) {
-      const int s = it % S;
-      mbar_wait(bars + 8 * s, (it / S) & 1);
-      const uint64_t off = static_cast<uint64_t>(s * STAGE) >> 4;
-      wgmma_fence();
+      for (int j = 0; j < BN / 8; ++j) {
+        const int col = col0 + 8 * j;
 #pragma unroll
-      for (int ks = 0; ks < BK / 16; ++ks) {
-        wgmma_m64n256<kAK ? 0 : 1, kBK ? 0 : 1>(d, da0 + off + ((ks * kStepA) >> 4), db0 + off + ((ks * kStepB) >> 4),
-                                                __nv_bfloat16{});
-      }
-      wgmma_commit();
-      wgmma_wait<1>();
-      if (kt > 0 && t_wg == 0) mbar_arrive(bars + 8 * (S + (it - 1) % S));
-    }
-    wgmma_wait<0>();
-    if (t_wg == 0) mbar_arrive(bars + 8 * (S + (it - 1) % S));
-#pragma unroll
-    for (int i = 0; i < 128; ++i) pin_register(d[i]);
-
-    const int row0 = tc.m * BM + cw * 64 + warp * 16 + lane / 4;
-    const int col0 = tc.n * BN + 2 * (lane % 4);
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      const int col = col0 + 8 * j;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = row0 + 8 * h;
-        if (row < m && col + 1 < n) {
-          *reinterpret_cast<__nv_bfloat162*>(c + static_cast<size_t>(row) * ldc + col) =
-              __floats2bfloat162_rn(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
-        } else if (row < m && col < n) {
-          c[static_cast<size_t>(row) * ldc + col] = __float2bfloat16_rn(d[4 * j + 2 * h]);
+        for (int h = 0; h < 2; ++h) {
+          const int row = row0 + 8 * h;
+          if (row < m && col + 1 < n) {
+            *reinterpret_cast<__nv_bfloat162*>(c + static_cast<size_t>(row) * ldc + col) =
+                __floats2bfloat162_rn(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+          } else if (row < m && col < n) {
+            c[static_cast<size_t>(row) * ldc + col] = __float2bfloat16_rn(d[4 * j + 2 * h]);
+          }
         }
       }
     }
   }
+  // No CTA leaves while a peer may still arrive on its barriers.
+  if (CL > 1) cluster_sync();
 #else
   __trap();
 #endif
@@ -228,24 +286,72 @@ struct Config {
   const char* name;
   int group;
   bool persistent;
+  int cl;  // CTAs per cluster sharing B (1: no cluster)
 };
 
 static int g_sms;
 
-static void launch_ws(const Problem& p, const Config& cfg, const void* a, const void* b, void* c, cudaStream_t s) {
-  const bool ak = p.lay != TN, bk = p.lay == NT;
-  const CUtensorMap ma = ak ? tensor_map(a, p.k, p.m, p.lda(), 64, 128) : tensor_map(a, p.m, p.k, p.lda(), 64, 64);
-  const CUtensorMap mb = bk ? tensor_map(b, p.k, p.n, p.ldb(), 64, 256) : tensor_map(b, p.n, p.k, p.ldb(), 64, 64);
-  const int tiles = ((p.m + ws::BM - 1) / ws::BM) * ((p.n + ws::BN - 1) / ws::BN);
-  const int grid = cfg.persistent ? std::min(tiles, g_sms) : tiles;
+template <bool kAK, bool kBK, int CL>
+static void launch_kernel(int grid, const CUtensorMap& ma, const CUtensorMap& mb, __nv_bfloat16* c, const Problem& p,
+                          int group, cudaStream_t s) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(384);
+  cfg.dynamicSmemBytes = ws::SMEM;
+  cfg.stream = s;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = CL;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, ws::ws_gemm<kAK, kBK, CL>, ma, mb, c, p.m, p.n, p.k, p.n, group));
+}
+
+template <bool kAK, bool kBK, int CL>
+static int max_clusters() {
+  static int cached = 0;
+  if (cached) return cached;
+  CK(cudaFuncSetAttribute(ws::ws_gemm<kAK, kBK, CL>, cudaFuncAttributeMaxDynamicSharedMemorySize, ws::SMEM));
+  if (CL > 1) CK(cudaFuncSetAttribute(ws::ws_gemm<kAK, kBK, CL>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(g_sms);
+  cfg.blockDim = dim3(384);
+  cfg.dynamicSmemBytes = ws::SMEM;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = CL;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CK(cudaOccupancyMaxActiveClusters(&cached, ws::ws_gemm<kAK, kBK, CL>, &cfg));
+  printf("%s%s cluster %d: %d co-resident clusters\n", kAK ? "A-K" : "A-MN", kBK ? " B-K" : " B-MN", CL, cached);
+  return cached;
+}
+
+template <bool kAK, bool kBK>
+static void launch_layout(const Problem& p, const Config& cfg, const void* a, const void* b, void* c, cudaStream_t s) {
+  const CUtensorMap ma = kAK ? tensor_map(a, p.k, p.m, p.lda(), 64, 128) : tensor_map(a, p.m, p.k, p.lda(), 64, 64);
+  const int b_rows = ws::BN / cfg.cl;  // K-major B: each CTA's share of the tile's rows
+  const CUtensorMap mb = kBK ? tensor_map(b, p.k, p.n, p.ldb(), 64, b_rows) : tensor_map(b, p.n, p.k, p.ldb(), 64, 64);
+  const int tiles_m = (p.m + ws::BM - 1) / ws::BM, tiles_n = (p.n + ws::BN - 1) / ws::BN;
+  const int units = ((tiles_m + cfg.cl - 1) / cfg.cl) * tiles_n;
   auto* cc = static_cast<__nv_bfloat16*>(c);
-  if (p.lay == NN)
-    ws::ws_gemm<true, false><<<grid, 384, ws::SMEM, s>>>(ma, mb, cc, p.m, p.n, p.k, p.n, cfg.group);
-  else if (p.lay == TN)
-    ws::ws_gemm<false, false><<<grid, 384, ws::SMEM, s>>>(ma, mb, cc, p.m, p.n, p.k, p.n, cfg.group);
-  else
-    ws::ws_gemm<true, true><<<grid, 384, ws::SMEM, s>>>(ma, mb, cc, p.m, p.n, p.k, p.n, cfg.group);
-  CK(cudaGetLastError());
+  if (cfg.cl == 1) {
+    const int grid = cfg.persistent ? std::min(units, max_clusters<kAK, kBK, 1>()) : units;
+    launch_kernel<kAK, kBK, 1>(grid, ma, mb, cc, p, cfg.group, s);
+  } else {
+    const int grid = 2 * (cfg.persistent ? std::min(units, max_clusters<kAK, kBK, 2>()) : units);
+    launch_kernel<kAK, kBK, 2>(grid, ma, mb, cc, p, cfg.group, s);
+  }
+}
+
+static void launch_ws(const Problem& p, const Config& cfg, const void* a, const void* b, void* c, cudaStream_t s) {
+  if (p.lay == NN) launch_layout<true, false>(p, cfg, a, b, c, s);
+  else if (p.lay == TN) launch_layout<false, false>(p, cfg, a, b, c, s);
+  else launch_layout<true, true>(p, cfg, a, b, c, s);
 }
 
 typedef int (*gemmex_t)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int,
@@ -397,15 +503,26 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
   g_sms = prop.multiProcessorCount;
   printf("device: %s, %d SMs\n", prop.name, g_sms);
-  CK(cudaFuncSetAttribute(ws::ws_gemm<true, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, ws::SMEM));
-  CK(cudaFuncSetAttribute(ws::ws_gemm<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, ws::SMEM));
-  CK(cudaFuncSetAttribute(ws::ws_gemm<true, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, ws::SMEM));
-  const std::vector<Config> cfgs = {{"persist_g8", 8, true}, {"persist_g16", 16, true}, {"tile_per_cta_g8", 8, false}};
+  const std::vector<Config> all = {{"persist_g8", 8, true, 1},
+                                    {"persist_g16", 16, true, 1},
+                                    {"tile_per_cta_g8", 8, false, 1},
+                                    {"cluster2_persist_g8", 8, true, 2},
+                                    {"cluster2_persist_g4", 4, true, 2}};
+  // WS_CONFIGS=name,name: only those (a hang in one then ends only its own process).
+  std::vector<Config> chosen;
+  const char* only = getenv("WS_CONFIGS");
+  for (const Config& c : all) {
+    bool take = !only;
+    for (const char* t = only; t && *t; t += strcspn(t, ",") + (t[strcspn(t, ",")] ? 1 : 0)) {
+      take |= strncmp(t, c.name, strcspn(t, ",")) == 0 && strlen(c.name) == strcspn(t, ",");
+    }
+    if (take) chosen.push_back(c);
+  }
   for (int i = 1; i + 3 < argc; i += 4) {
     Problem p;
     p.lay = !strcmp(argv[i], "NN") ? NN : !strcmp(argv[i], "TN") ? TN : NT;
     p.m = atoi(argv[i + 1]); p.n = atoi(argv[i + 2]); p.k = atoi(argv[i + 3]);
-    run(p, cfgs);
+    run(p, chosen);
   }
   printf("wrong: %d\n", g_fail);
   return g_fail ? 2 : 0;
