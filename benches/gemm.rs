@@ -16,6 +16,8 @@
 //! `--quick`: bf16 NN at 4096^3 and 8192^3 and decode M in {1, 16} at 4096.
 //! `CUBINS_GEMM_SWEEP=1`: also every bf16 schedule forced at those shapes (selector calibration).
 //! `CUBINS_GEMM_TIERS=tf32,bf16`: only those tiers (names as on the STAMP line).
+//! `CUBINS_GEMM_RANDOM=48`: instead, 48 seeded random bf16 shapes in every layout, a quarter of
+//! them with odd leading dimensions, and their ratio distribution (selector calibration).
 
 mod harness;
 
@@ -32,7 +34,9 @@ use harness::gpu::driver::Result;
 use harness::gpu::gemm::CublasGemm;
 use harness::gpu::session::{self, route_of, Session};
 use harness::gpu::timer::{Identity, Workload};
-use harness::host::gemm::{check_entries, random_bytes, sample_entries, GemmTypes, RowMajorGemm};
+use harness::host::gemm::{
+    check_entries, random_bytes, sample_entries, sweep_shapes, GemmTypes, RowMajorGemm,
+};
 use harness::host::reading::Work;
 use harness::host::rotation::{Residency, RotationPlan};
 use harness::host::stamp::Geometry;
@@ -82,14 +86,29 @@ const DECODE_BAR: f64 = 1.2;
 /// `CUBINS_GEMM_SWEEP=1`: also every schedule of the tier, forced, at the checked shapes (bf16
 /// NN 4096^3 and 8192^3, decode M in {1, 16, 64, 128} at 4096), to calibrate the selector.
 const SWEEP_ENV: &str = "CUBINS_GEMM_SWEEP";
+/// `CUBINS_GEMM_RANDOM=N`: instead, N seeded random bf16 shapes (`sweep_shapes`: M, N, K in
+/// 1..=16384, every layout, a quarter with odd leading dimensions), each against cuBLAS, and
+/// their distribution; `CUBINS_GEMM_RANDOM_SEED` picks another set.
+const RANDOM_ENV: &str = "CUBINS_GEMM_RANDOM";
+const RANDOM_SEED_ENV: &str = "CUBINS_GEMM_RANDOM_SEED";
+/// The random set's bounds: about 3 ms of cuBLAS per call, 256 MiB per bf16 operand.
+const RANDOM_MAX_FLOPS: u64 = 1 << 41;
+const RANDOM_MAX_ELEMENTS: usize = 1 << 27;
+/// Shapes under about 50 us are timed as graph replay.
+const GRAPH_BELOW_FLOPS: u64 = 35_000_000_000;
+/// The sweep's bars: every shape, and the median.
+const RANDOM_EVERY_BAR: f64 = 0.80;
+const RANDOM_MEDIAN_BAR: f64 = 0.95;
 const TIERS_ENV: &str = "CUBINS_GEMM_TIERS";
 
-/// One reading: tier, layout, (M, N, K), and a schedule forced instead of the selector's.
+/// One reading: tier, layout, (M, N, K), the leading dimensions' padding (A, B, C) and a
+/// schedule forced instead of the selector's.
 #[derive(Debug, Clone, Copy)]
 struct Cell {
     spec: TierSpec,
     layout: Layout,
     shape: (usize, usize, usize),
+    pad: [usize; 3],
     schedule: Option<Schedule>,
 }
 
@@ -99,6 +118,7 @@ impl Cell {
             spec,
             layout,
             shape,
+            pad: [0; 3],
             schedule: None,
         }
     }
@@ -109,8 +129,14 @@ impl Cell {
             Some(s) => format!(" forced {}", s.label()),
             None => String::new(),
         };
+        let g = self.row_major();
+        let ld = if self.pad == [0; 3] {
+            String::new()
+        } else {
+            format!(" ld={},{},{}", g.lda(), g.ldb(), g.ldc())
+        };
         format!(
-            "{} {} {m}x{n}x{k}{forced}",
+            "{} {} {m}x{n}x{k}{ld}{forced}",
             self.spec.tier.name(),
             self.layout.name()
         )
@@ -130,6 +156,7 @@ impl Cell {
             k,
             trans_a: self.layout == Layout::TN,
             trans_b: self.layout == Layout::NT,
+            pad: self.pad,
         }
     }
 }
@@ -210,6 +237,9 @@ where
                 schedule: cell.schedule,
                 grid: None,
             },
+            lda: Some(shape.lda()),
+            ldb: Some(shape.ldb()),
+            ldc: Some(shape.ldc()),
             ..GemmDesc::new(cell.layout, shape.m, shape.n, shape.k)
         };
         let ws_len = gemm_workspace_len(s.gpu, spec.tier, &desc).map_err(|e| e.to_string())?;
@@ -308,10 +338,16 @@ where
         let width = self.spec.cublas.output.size_bytes();
         for (i, set) in self.sets.iter().enumerate() {
             let c: Vec<u8> = bytemuck::cast_slice(&download(&set.c)?).to_vec();
-            if let Some(e) = c.chunks(width).position(|v| v.iter().all(|&b| b == 0xFF)) {
-                return Err(format!(
-                    "set {i}: C element {e} never written (poison left)"
-                ));
+            // Row by row: the padding past each row of C is not the GEMM's to write.
+            let row = self.shape.ldc() * width;
+            let unwritten = c.chunks(row).enumerate().find_map(|(r, bytes)| {
+                bytes[..self.shape.n * width]
+                    .chunks(width)
+                    .position(|v| v.iter().all(|&b| b == 0xFF))
+                    .map(|j| (r, j))
+            });
+            if let Some((r, j)) = unwritten {
+                return Err(format!("set {i}: C[{r},{j}] never written (poison left)"));
             }
             check_entries(
                 &self.shape,
@@ -397,10 +433,82 @@ fn check_ratio(s: &mut Session<'_>, what: String, ratio: Option<f64>, bar: f64) 
     s.check(what, ratio.is_some_and(|r| r >= bar), detail);
 }
 
+/// The random set against cuBLAS, then its distribution and the two checks.
+fn random_sweep(s: &mut Session<'_>, cublas: &Cublas, count: usize, seed: u64) -> Result<()> {
+    let graph = s.timer.graph;
+    let mut ratios = Vec::new();
+    for g in sweep_shapes(count, seed, RANDOM_MAX_FLOPS, RANDOM_MAX_ELEMENTS) {
+        let layout = match g.layout() {
+            "TN" => Layout::TN,
+            "NT" => Layout::NT,
+            _ => Layout::NN,
+        };
+        let cell = Cell {
+            pad: g.pad,
+            ..Cell::new(BF16, layout, (g.m, g.n, g.k))
+        };
+        s.timer.graph = g.flops() < GRAPH_BELOW_FLOPS;
+        let ratio = compare(s, cublas, &cell)?;
+        s.say(format!(
+            "SWEEP {} ratio={}",
+            cell.label(),
+            ratio.map_or("none".into(), |r| format!("{r:.3}"))
+        ));
+        ratios.push((cell.label(), ratio));
+    }
+    s.timer.graph = graph;
+    let mut clean: Vec<f64> = ratios.iter().filter_map(|(_, r)| *r).collect();
+    clean.sort_by(f64::total_cmp);
+    let at = |q: f64| clean[((clean.len() - 1) as f64 * q).round() as usize];
+    if !clean.is_empty() {
+        s.say(format!(
+            "SWEEP distribution over {} clean of {} shapes: min {:.3} p10 {:.3} median {:.3} p90 {:.3} max {:.3}; {} at or above {RANDOM_EVERY_BAR}",
+            clean.len(),
+            ratios.len(),
+            at(0.0),
+            at(0.1),
+            at(0.5),
+            at(0.9),
+            at(1.0),
+            clean.iter().filter(|&&r| r >= RANDOM_EVERY_BAR).count()
+        ));
+    }
+    let worst = ratios
+        .iter()
+        .min_by(|a, b| a.1.unwrap_or(0.0).total_cmp(&b.1.unwrap_or(0.0)));
+    let every = ratios
+        .iter()
+        .all(|(_, r)| r.is_some_and(|r| r >= RANDOM_EVERY_BAR));
+    s.check(
+        format!("random sweep ({count} shapes, seed {seed:#x}): every shape >= {RANDOM_EVERY_BAR}x cuBLAS"),
+        every,
+        worst.map_or("no shapes".into(), |(l, r)| format!("slowest {l}: {r:?}")),
+    );
+    let median = (!clean.is_empty()).then(|| at(0.5));
+    check_ratio(
+        s,
+        format!("random sweep: median >= {RANDOM_MEDIAN_BAR}x cuBLAS"),
+        median,
+        RANDOM_MEDIAN_BAR,
+    );
+    Ok(())
+}
+
 fn run(s: &mut Session<'_>) -> Result<()> {
     let cublas = Cublas::open(&s.timer.stream)?;
     s.record
         .fact("cuBLAS", format!("{} from {}", cublas.version, cublas.path));
+    if let Ok(v) = std::env::var(RANDOM_ENV) {
+        let count = v
+            .parse()
+            .map_err(|_| format!("{RANDOM_ENV}={v}: expected a number of shapes"))?;
+        let seed = match std::env::var(RANDOM_SEED_ENV) {
+            Ok(v) => u64::from_str_radix(v.trim_start_matches("0x"), 16)
+                .map_err(|_| format!("{RANDOM_SEED_ENV}={v}: expected a hex seed"))?,
+            Err(_) => 0x5EED,
+        };
+        return random_sweep(s, &cublas, count, seed);
+    }
     let quick = s.options.quick;
 
     let sweeping = std::env::var(SWEEP_ENV).is_ok_and(|v| v == "1");

@@ -13,6 +13,9 @@ pub struct RowMajorGemm {
     pub k: usize,
     pub trans_a: bool,
     pub trans_b: bool,
+    /// Elements past each stored row of A, B and C before the next one: each leading
+    /// dimension is its row length plus its pad (0: tight).
+    pub pad: [usize; 3],
 }
 
 /// `cublasOperation_t`.
@@ -46,16 +49,37 @@ impl RowMajorGemm {
             k,
             trans_a: false,
             trans_b: false,
+            pad: [0; 3],
         }
+    }
+
+    /// Leading dimension of stored A: `[M][K]`, or `[K][M]` transposed.
+    pub fn lda(&self) -> usize {
+        (if self.trans_a { self.m } else { self.k }) + self.pad[0]
+    }
+
+    /// Leading dimension of stored B: `[K][N]`, or `[N][K]` transposed.
+    pub fn ldb(&self) -> usize {
+        (if self.trans_b { self.k } else { self.n }) + self.pad[1]
+    }
+
+    pub fn ldc(&self) -> usize {
+        self.n + self.pad[2]
     }
 
     pub fn flops(&self) -> u64 {
         2 * self.m as u64 * self.n as u64 * self.k as u64
     }
 
-    /// Elements of A, B and C.
+    /// Elements of stored A, B and C (their rows `ld` apart).
     pub fn elements(&self) -> (usize, usize, usize) {
-        (self.m * self.k, self.k * self.n, self.m * self.n)
+        let rows_a = if self.trans_a { self.k } else { self.m };
+        let rows_b = if self.trans_b { self.n } else { self.k };
+        (
+            rows_a * self.lda(),
+            rows_b * self.ldb(),
+            self.m * self.ldc(),
+        )
     }
 
     /// `NN`, `TN`, `NT`, `TT`: op(A) then op(B).
@@ -75,9 +99,9 @@ impl RowMajorGemm {
             m: self.n,
             n: self.m,
             k: self.k,
-            ld_first: if self.trans_b { self.k } else { self.n },
-            ld_second: if self.trans_a { self.m } else { self.k },
-            ldc: self.n,
+            ld_first: self.ldb(),
+            ld_second: self.lda(),
+            ldc: self.ldc(),
         }
     }
 
@@ -101,7 +125,17 @@ impl fmt::Display for RowMajorGemm {
             self.n,
             self.k,
             self.layout()
-        )
+        )?;
+        if self.pad != [0; 3] {
+            write!(
+                f,
+                " lda={} ldb={} ldc={}",
+                self.lda(),
+                self.ldb(),
+                self.ldc()
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -295,6 +329,7 @@ pub fn check_entries(
     entries: &[(usize, usize)],
 ) -> Result<(), String> {
     let (m, n, k) = (shape.m, shape.n, shape.k);
+    let (lda, ldb, ldc) = (shape.lda(), shape.ldb(), shape.ldc());
     for &(i, j) in entries {
         if i >= m || j >= n {
             return Err(format!("entry ({i},{j}) is outside {m}x{n}"));
@@ -303,14 +338,22 @@ pub fn check_entries(
             decode(
                 types.input,
                 a,
-                if shape.trans_a { p * m + i } else { i * k + p },
+                if shape.trans_a {
+                    p * lda + i
+                } else {
+                    i * lda + p
+                },
             )
         };
         let b_at = |p: usize| {
             decode(
                 types.input,
                 b,
-                if shape.trans_b { j * k + p } else { p * n + j },
+                if shape.trans_b {
+                    j * ldb + p
+                } else {
+                    p * ldb + j
+                },
             )
         };
         let (mut want, mut sq) = (0.0f64, 0.0f64);
@@ -319,7 +362,7 @@ pub fn check_entries(
             want += prod;
             sq += prod * prod;
         }
-        let got = decode(types.output, c, i * n + j);
+        let got = decode(types.output, c, i * ldc + j);
         let rss = sq.sqrt();
         let tol = 2.0 * types.output.epsilon() * (want.abs() + rss) + rss * 2f64.powi(-10);
         if !got.is_finite() || (got - want).abs() > tol {
@@ -343,6 +386,48 @@ pub fn sample_entries(shape: &RowMajorGemm, extra: usize, seed: u64) -> Vec<(usi
         )
     }));
     v
+}
+
+/// A seeded random set of shapes that calibrates the GEMM selector: M, N and K log-uniform
+/// in 1..=16384, the layouts in turn (NN, TN, NT), and every fourth shape with odd leading
+/// dimensions (each row length plus 1 to 7 elements), so that no row after the first is
+/// 16-byte aligned in 16-bit storage. Shapes past `max_flops` or with an operand past
+/// `max_elements` are drawn again, which keeps a sweep's memory and time bounded.
+pub fn sweep_shapes(
+    count: usize,
+    seed: u64,
+    max_flops: u64,
+    max_elements: usize,
+) -> Vec<RowMajorGemm> {
+    let mut rng = super::random::SplitMix64::new(seed);
+    let mut dim = move || {
+        // log2 uniform in [0, 14]: 1 ..= 16384
+        let e = (rng.next_u64() % 14_001) as f64 / 1000.0;
+        (2f64.powf(e).round() as usize).clamp(1, 16384)
+    };
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count {
+        let i = out.len();
+        let (m, n, k) = (dim(), dim(), dim());
+        let mut g = RowMajorGemm {
+            m,
+            n,
+            k,
+            trans_a: i % 3 == 1,
+            trans_b: i % 3 == 2,
+            pad: [0; 3],
+        };
+        if i % 4 == 3 {
+            let rows = [g.lda(), g.ldb(), g.ldc()];
+            let step = 1 + 2 * (i / 4 % 3); // 1, 3 or 5, plus one where the row is odd
+            g.pad = rows.map(|r| step + r % 2);
+        }
+        let (na, nb, nc) = g.elements();
+        if g.flops() <= max_flops && na.max(nb).max(nc) <= max_elements {
+            out.push(g);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -370,25 +455,48 @@ mod tests {
     #[test]
     fn cublas_arguments_reproduce_row_major_products_in_every_layout() {
         let (m, n, k) = (3, 5, 4);
-        for (trans_a, trans_b) in [(false, false), (true, false), (false, true), (true, true)] {
+        for (trans_a, trans_b, pad) in [
+            (false, false, 0),
+            (true, false, 0),
+            (false, true, 0),
+            (true, true, 0),
+            (false, false, 3),
+            (true, false, 1),
+            (false, true, 7),
+        ] {
             let g = RowMajorGemm {
                 m,
                 n,
                 k,
                 trans_a,
                 trans_b,
+                pad: [pad, pad + 1, pad + 2],
             };
-            let a = f32s(m * k, 1);
-            let b = f32s(k * n, 2);
+            let (na, nb, _) = g.elements();
+            let a = f32s(na, 1);
+            let b = f32s(nb, 2);
+            let (lda, ldb, ldc) = (g.lda(), g.ldb(), g.ldc());
             // Row-major element accessors of op(A) [M,K] and op(B) [K,N].
-            let op_a = |i: usize, p: usize| if trans_a { a[p * m + i] } else { a[i * k + p] };
-            let op_b = |p: usize, j: usize| if trans_b { b[j * k + p] } else { b[p * n + j] };
+            let op_a = |i: usize, p: usize| {
+                if trans_a {
+                    a[p * lda + i]
+                } else {
+                    a[i * lda + p]
+                }
+            };
+            let op_b = |p: usize, j: usize| {
+                if trans_b {
+                    b[j * ldb + p]
+                } else {
+                    b[p * ldb + j]
+                }
+            };
             let got = column_major_gemm(&g.cublas_args(), &b, &a);
             for i in 0..m {
                 for j in 0..n {
                     let want: f32 = (0..k).map(|p| op_a(i, p) * op_b(p, j)).sum();
                     assert!(
-                        (got[i * n + j] - want).abs() < 1e-5,
+                        (got[i * ldc + j] - want).abs() < 1e-5,
                         "{} C[{i},{j}]: {} vs {want}",
                         g.layout(),
                         got[i * n + j]
@@ -451,15 +559,20 @@ mod tests {
     /// Row-major host GEMM into `types.output` bytes.
     fn host_gemm(g: &RowMajorGemm, types: &GemmTypes, a: &[u8], b: &[u8]) -> Vec<u8> {
         let mut c = Vec::new();
+        let (lda, ldb) = (g.lda(), g.ldb());
         for i in 0..g.m {
-            for j in 0..g.n {
-                let v: f64 = (0..g.k)
-                    .map(|p| {
-                        let ai = if g.trans_a { p * g.m + i } else { i * g.k + p };
-                        let bi = if g.trans_b { j * g.k + p } else { p * g.n + j };
-                        decode(types.input, a, ai) * decode(types.input, b, bi)
-                    })
-                    .sum();
+            for j in 0..g.ldc() {
+                let v: f64 = if j >= g.n {
+                    0.0
+                } else {
+                    (0..g.k)
+                        .map(|p| {
+                            let ai = if g.trans_a { p * lda + i } else { i * lda + p };
+                            let bi = if g.trans_b { j * ldb + p } else { p * ldb + j };
+                            decode(types.input, a, ai) * decode(types.input, b, bi)
+                        })
+                        .sum()
+                };
                 match types.output {
                     DataType::F32 => c.extend((v as f32).to_le_bytes()),
                     DataType::F16 => c.extend(half::f16::from_f64(v).to_le_bytes()),
@@ -472,16 +585,23 @@ mod tests {
 
     #[test]
     fn a_right_product_passes_and_a_transposed_or_poisoned_one_fails() {
-        for types in [GemmTypes::BF16, GemmTypes::FP16, GemmTypes::TF32] {
+        for (types, pad) in [
+            (GemmTypes::BF16, 0),
+            (GemmTypes::FP16, 0),
+            (GemmTypes::TF32, 0),
+            (GemmTypes::BF16, 3),
+        ] {
             let g = RowMajorGemm {
                 m: 6,
                 n: 5,
                 k: 256,
                 trans_a: true,
                 trans_b: false,
+                pad: [pad; 3],
             };
-            let a = random_bytes(types.input, g.m * g.k, 11);
-            let b = random_bytes(types.input, g.k * g.n, 12);
+            let (na, nb, _) = g.elements();
+            let a = random_bytes(types.input, na, 11);
+            let b = random_bytes(types.input, nb, 12);
             let c = host_gemm(&g, &types, &a, &b);
             let all: Vec<(usize, usize)> = (0..g.m)
                 .flat_map(|i| (0..g.n).map(move |j| (i, j)))
@@ -513,5 +633,36 @@ mod tests {
         assert_eq!(s.len(), 16);
         assert!(s.contains(&(0, 4095)));
         assert!(s.iter().all(|&(i, j)| i < 1 && j < 4096));
+    }
+
+    #[test]
+    fn the_sweep_is_seeded_bounded_and_covers_every_layout_and_odd_leading_dimensions() {
+        let (flops, elems) = (1u64 << 41, 1usize << 27);
+        let v = sweep_shapes(48, 0x5EED, flops, elems);
+        assert_eq!(v, sweep_shapes(48, 0x5EED, flops, elems), "seeded");
+        assert_ne!(v, sweep_shapes(48, 0x5EEE, flops, elems));
+        assert_eq!(v.len(), 48);
+        for g in &v {
+            assert!(g.validate().is_ok() && g.m <= 16384 && g.n <= 16384 && g.k <= 16384);
+            let (na, nb, nc) = g.elements();
+            assert!(g.flops() <= flops && na.max(nb).max(nc) <= elems, "{g}");
+        }
+        for layout in ["NN", "TN", "NT"] {
+            assert_eq!(
+                v.iter().filter(|g| g.layout() == layout).count(),
+                16,
+                "{layout}"
+            );
+        }
+        let odd: Vec<_> = v.iter().filter(|g| g.pad != [0; 3]).collect();
+        assert_eq!(odd.len(), 12);
+        assert!(odd
+            .iter()
+            .all(|g| [g.lda(), g.ldb(), g.ldc()].iter().all(|ld| ld % 2 == 1)));
+        // Both ends of the range: a decode-like M and a wide one.
+        assert!(
+            v.iter().any(|g| g.m <= 16) && v.iter().any(|g| g.m >= 4096),
+            "{v:?}"
+        );
     }
 }
