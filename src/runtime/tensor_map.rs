@@ -9,6 +9,10 @@
 use super::LaunchError;
 use std::fmt;
 
+/// `CUDA_ERROR_NOT_FOUND`: what a missing driver entry point is reported as.
+#[cfg(feature = "driver")]
+const CUDA_ERROR_NOT_FOUND: u32 = 500;
+
 /// An encoded `CUtensorMap`: 128 opaque bytes on a 64-byte boundary.
 #[repr(C, align(64))]
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -167,6 +171,16 @@ impl Tiled2d {
     pub fn encode(&self) -> Result<TensorMap, super::Error> {
         self.check().map_err(super::Error::Launch)?;
         let d = super::driver::driver()?;
+        let encode_tiled = d
+            .cuTensorMapEncodeTiled
+            .ok_or_else(|| super::Error::Driver {
+                call: "cuTensorMapEncodeTiled",
+                code: CUDA_ERROR_NOT_FOUND,
+                name: "CUDA_ERROR_NOT_FOUND".into(),
+                context: "the loaded driver library has no such entry point (drivers of CUDA 12.0 \
+                      and later have it); update the NVIDIA driver"
+                    .into(),
+            })?;
         let e = self.elem.bytes();
         let dims = [self.cols, self.rows];
         let strides = [self.pitch * e];
@@ -179,7 +193,7 @@ impl Tiled2d {
         // SAFETY: every pointer is to a live array of the rank (strides: rank - 1) the call
         // reads; the driver writes the 128 bytes of `map` and reads nothing at `base`.
         let status = unsafe {
-            (d.cuTensorMapEncodeTiled)(
+            encode_tiled(
                 &mut map,
                 self.elem.code(),
                 2,

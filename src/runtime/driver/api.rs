@@ -57,14 +57,20 @@ pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: c_int = 1;
 pub const LIBRARY_NAMES: [&str; 2] = ["libcuda.so.1", "libcuda.so"];
 
 macro_rules! driver_api {
-    ($( $name:ident = $symbol:literal : fn($($arg:ty),*); )*) => {
-        /// The driver's entry points, resolved once per process.
+    (
+        required {
+            $( $name:ident = $symbol:literal : fn($($arg:ty),*); )*
+        }
+        optional {
+            $( $opt:ident = $opt_symbol:literal : fn($($opt_arg:ty),*); )*
+        }
+    ) => {
+        /// The driver's entry points, resolved once per process. The optional ones are
+        /// `None` where the library lacks them (an older driver, the link stub); only the
+        /// calls that need them fail, each saying which entry point is missing.
         pub struct Api {
             $( pub $name: unsafe extern "C" fn($($arg),*) -> CUresult, )*
-            /// `cuLaunchKernelEx` (CUDA 12.0), where the driver has it.
-            pub cuLaunchKernelEx: Option<unsafe extern "C" fn(
-                *const c_void, CUfunction, *mut *mut c_void, *mut *mut c_void,
-            ) -> CUresult>,
+            $( pub $opt: Option<unsafe extern "C" fn($($opt_arg),*) -> CUresult>, )*
             // Keeps the library mapped while the pointers above are used.
             _library: libloading::Library,
         }
@@ -87,7 +93,7 @@ macro_rules! driver_api {
                             "the driver library has no {}: {e}",
                             String::from_utf8_lossy(&$symbol[..$symbol.len() - 1])
                         ))?, )*
-                        cuLaunchKernelEx: library.get(b"cuLaunchKernelEx\0").ok().map(|s| *s),
+                        $( $opt: library.get($opt_symbol).ok().map(|s| *s), )*
                         _library: library,
                     })
                 }
@@ -97,44 +103,52 @@ macro_rules! driver_api {
 }
 
 driver_api! {
-    cuInit = b"cuInit\0": fn(c_uint);
-    cuDriverGetVersion = b"cuDriverGetVersion\0": fn(*mut c_int);
-    cuGetErrorName = b"cuGetErrorName\0": fn(CUresult, *mut *const c_char);
-    cuDeviceGetCount = b"cuDeviceGetCount\0": fn(*mut c_int);
-    cuDeviceGet = b"cuDeviceGet\0": fn(*mut CUdevice, c_int);
-    cuDeviceGetName = b"cuDeviceGetName\0": fn(*mut c_char, c_int, CUdevice);
-    cuDeviceGetAttribute = b"cuDeviceGetAttribute\0": fn(*mut c_int, c_int, CUdevice);
-    cuDevicePrimaryCtxRetain = b"cuDevicePrimaryCtxRetain\0": fn(*mut CUcontext, CUdevice);
-    cuDevicePrimaryCtxRelease = b"cuDevicePrimaryCtxRelease_v2\0": fn(CUdevice);
-    cuCtxCreate = b"cuCtxCreate_v2\0": fn(*mut CUcontext, c_uint, CUdevice);
-    cuCtxDestroy = b"cuCtxDestroy_v2\0": fn(CUcontext);
-    cuCtxGetCurrent = b"cuCtxGetCurrent\0": fn(*mut CUcontext);
-    cuCtxSetCurrent = b"cuCtxSetCurrent\0": fn(CUcontext);
-    cuCtxSynchronize = b"cuCtxSynchronize\0": fn();
-    cuModuleLoadData = b"cuModuleLoadData\0": fn(*mut CUmodule, *const c_void);
-    cuModuleLoadDataEx = b"cuModuleLoadDataEx\0":
-        fn(*mut CUmodule, *const c_void, c_uint, *mut c_int, *mut *mut c_void);
-    cuModuleGetFunction = b"cuModuleGetFunction\0": fn(*mut CUfunction, CUmodule, *const c_char);
-    cuModuleUnload = b"cuModuleUnload\0": fn(CUmodule);
-    cuFuncGetAttribute = b"cuFuncGetAttribute\0": fn(*mut c_int, c_int, CUfunction);
-    cuFuncSetAttribute = b"cuFuncSetAttribute\0": fn(CUfunction, c_int, c_int);
-    cuOccupancyMaxActiveBlocksPerMultiprocessor =
-        b"cuOccupancyMaxActiveBlocksPerMultiprocessor\0": fn(*mut c_int, CUfunction, c_int, usize);
-    cuLaunchKernel = b"cuLaunchKernel\0": fn(
-        CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream,
-        *mut *mut c_void, *mut *mut c_void
-    );
-    cuStreamBeginCapture = b"cuStreamBeginCapture_v2\0": fn(CUstream, c_int);
-    cuStreamEndCapture = b"cuStreamEndCapture\0": fn(CUstream, *mut CUgraph);
-    cuGraphInstantiateWithFlags = b"cuGraphInstantiateWithFlags\0":
-        fn(*mut CUgraphExec, CUgraph, u64);
-    cuGraphLaunch = b"cuGraphLaunch\0": fn(CUgraphExec, CUstream);
-    cuGraphExecDestroy = b"cuGraphExecDestroy\0": fn(CUgraphExec);
-    cuGraphDestroy = b"cuGraphDestroy\0": fn(CUgraph);
-    cuTensorMapEncodeTiled = b"cuTensorMapEncodeTiled\0": fn(
-        *mut crate::runtime::TensorMap, c_int, c_uint, *mut c_void, *const u64, *const u64,
-        *const c_uint, *const c_uint, c_int, c_int, c_int, c_int
-    );
+    required {
+        cuInit = b"cuInit\0": fn(c_uint);
+        cuDriverGetVersion = b"cuDriverGetVersion\0": fn(*mut c_int);
+        cuGetErrorName = b"cuGetErrorName\0": fn(CUresult, *mut *const c_char);
+        cuDeviceGetCount = b"cuDeviceGetCount\0": fn(*mut c_int);
+        cuDeviceGet = b"cuDeviceGet\0": fn(*mut CUdevice, c_int);
+        cuDeviceGetName = b"cuDeviceGetName\0": fn(*mut c_char, c_int, CUdevice);
+        cuDeviceGetAttribute = b"cuDeviceGetAttribute\0": fn(*mut c_int, c_int, CUdevice);
+        cuDevicePrimaryCtxRetain = b"cuDevicePrimaryCtxRetain\0": fn(*mut CUcontext, CUdevice);
+        cuDevicePrimaryCtxRelease = b"cuDevicePrimaryCtxRelease_v2\0": fn(CUdevice);
+        cuCtxCreate = b"cuCtxCreate_v2\0": fn(*mut CUcontext, c_uint, CUdevice);
+        cuCtxDestroy = b"cuCtxDestroy_v2\0": fn(CUcontext);
+        cuCtxGetCurrent = b"cuCtxGetCurrent\0": fn(*mut CUcontext);
+        cuCtxSetCurrent = b"cuCtxSetCurrent\0": fn(CUcontext);
+        cuCtxSynchronize = b"cuCtxSynchronize\0": fn();
+        cuModuleLoadData = b"cuModuleLoadData\0": fn(*mut CUmodule, *const c_void);
+        cuModuleLoadDataEx = b"cuModuleLoadDataEx\0":
+            fn(*mut CUmodule, *const c_void, c_uint, *mut c_int, *mut *mut c_void);
+        cuModuleGetFunction = b"cuModuleGetFunction\0": fn(*mut CUfunction, CUmodule, *const c_char);
+        cuModuleUnload = b"cuModuleUnload\0": fn(CUmodule);
+        cuFuncGetAttribute = b"cuFuncGetAttribute\0": fn(*mut c_int, c_int, CUfunction);
+        cuFuncSetAttribute = b"cuFuncSetAttribute\0": fn(CUfunction, c_int, c_int);
+        cuOccupancyMaxActiveBlocksPerMultiprocessor =
+            b"cuOccupancyMaxActiveBlocksPerMultiprocessor\0": fn(*mut c_int, CUfunction, c_int, usize);
+        cuLaunchKernel = b"cuLaunchKernel\0": fn(
+            CUfunction, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, CUstream,
+            *mut *mut c_void, *mut *mut c_void
+        );
+        cuStreamBeginCapture = b"cuStreamBeginCapture_v2\0": fn(CUstream, c_int);
+        cuStreamEndCapture = b"cuStreamEndCapture\0": fn(CUstream, *mut CUgraph);
+        cuGraphInstantiateWithFlags = b"cuGraphInstantiateWithFlags\0":
+            fn(*mut CUgraphExec, CUgraph, u64);
+        cuGraphLaunch = b"cuGraphLaunch\0": fn(CUgraphExec, CUstream);
+        cuGraphExecDestroy = b"cuGraphExecDestroy\0": fn(CUgraphExec);
+        cuGraphDestroy = b"cuGraphDestroy\0": fn(CUgraph);
+    }
+    optional {
+        // CUDA 12.0 and later.
+        cuLaunchKernelEx = b"cuLaunchKernelEx\0": fn(
+            *const c_void, CUfunction, *mut *mut c_void, *mut *mut c_void
+        );
+        cuTensorMapEncodeTiled = b"cuTensorMapEncodeTiled\0": fn(
+            *mut crate::runtime::TensorMap, c_int, c_uint, *mut c_void, *const u64, *const u64,
+            *const c_uint, *const c_uint, c_int, c_int, c_int, c_int
+        );
+    }
 }
 
 /// The driver, loaded on first use; the error says which libraries were tried and why
