@@ -834,8 +834,11 @@ fn selector_picks_per_shape() {
             Schedule::Mma(_)
         ));
     }
-    // On the sm_90a route the wgmma tile takes every 16-bit shape that fills half the SMs
-    // (2048^2: 128 tiles on 132 SMs); smaller ones and decode keep their kernels.
+    // On the sm_90a route the warp-specialized TMA tile takes every 16-bit shape that fills
+    // half the SMs (2048^2: 128 tiles on 132 SMs) and whose operands a tensor map can
+    // address, persistent (at most a CTA per SM); with a leading dimension that is not a
+    // whole number of 16-byte chunks the wgmma tile (cp.async) takes it instead. Smaller
+    // shapes and decode keep their kernels.
     let on_sm90a = |tier, layout, m, n, k| picked_on(&H200_SM90A, tier, layout, m, n, k).schedule;
     for tier in [Tier::Bf16, Tier::Fp16] {
         for layout in Layout::ALL {
@@ -847,10 +850,22 @@ fn selector_picks_per_shape() {
                 (2048, 2048, 2048),
                 (1152, 2048, 64),
             ] {
+                let p = picked_on(&H200_SM90A, tier, layout, m, n, k);
                 assert_eq!(
-                    on_sm90a(tier, layout, m, n, k),
-                    Schedule::Wgmma(plan::TILE_WGMMA),
+                    p.schedule,
+                    Schedule::Tma(plan::TILE_TMA),
                     "{tier:?} {layout:?} {m}x{n}x{k}"
+                );
+                let tiles = m.div_ceil(128) * n.div_ceil(256);
+                assert_eq!(p.grid, tiles.min(H200_SM90A.sm_count), "{m}x{n}x{k}");
+                let mut odd = problem(tier, layout, m, n, k);
+                odd.lda += 1;
+                let p = plan::plan(&odd, &H200_SM90A, &Choice::default(), false).expect("a plan");
+                assert_eq!(
+                    p.schedule,
+                    Schedule::Wgmma(plan::TILE_WGMMA),
+                    "{tier:?} {layout:?} {m}x{n}x{k} lda {}",
+                    odd.lda
                 );
             }
             assert_eq!(
@@ -1360,6 +1375,7 @@ fn planned_entries(class: SmemClass) -> Vec<(String, u32, u32, u32)> {
         for layout in Layout::ALL {
             for s in plan::schedules(tier, layout, class) {
                 let smem = match s {
+                    Schedule::Tma(t) => t.smem_bytes(),
                     Schedule::Wgmma(t) => t.smem_bytes(),
                     Schedule::Mma(t) => t.smem_bytes(tier, layout),
                     _ => 0,
@@ -1393,7 +1409,8 @@ fn every_planned_entry_is_declared() {
         let class = SmemClass::of_cc(arch.cc);
         for (name, _, smem, _) in planned_entries(class) {
             let entry = &manifest.kernels[&name];
-            let stub = name.contains("_wgmma_") && arch.sm_name() != "sm_90a";
+            let stub =
+                (name.contains("_wgmma_") || name.contains("_tma_")) && arch.sm_name() != "sm_90a";
             assert_eq!(
                 entry.dynamic_smem_on(&arch.sm_name()),
                 if stub { 0 } else { smem },
@@ -1408,9 +1425,13 @@ fn every_planned_entry_is_declared() {
             .get(name)
             .unwrap_or_else(|| panic!("{name} has no [kernels.{name}] in cuda/kernels.toml"));
         let file = name.split('_').take(2).collect::<Vec<_>>().join("_");
-        let wgmma = name.contains("_wgmma_");
+        let tma = name.contains("_tma_");
+        // Real code only on sm_90a (the wgmma and TMA kernels), stubs elsewhere.
+        let wgmma = name.contains("_wgmma_") || tma;
         let file = if file == "gemm_f32" {
             "gemm_f32_pedantic".to_string()
+        } else if tma {
+            "gemm_tma".to_string()
         } else if wgmma {
             "gemm_wgmma".to_string()
         } else {
@@ -1453,22 +1474,24 @@ fn every_planned_entry_is_declared() {
         } else {
             "f32"
         };
-        let want: Vec<String> = [
-            format!("a: *const {elem}"),
-            format!("b: *const {elem}"),
-            format!("c: *mut {c_ty}"),
-            "bias: *const f32".into(),
-            "m: i32".into(),
-            "n: i32".into(),
-            "k: i32".into(),
-            "lda: i32".into(),
-            "ldb: i32".into(),
-            "ldc: i32".into(),
-            "alpha: f32".into(),
-            "beta: f32".into(),
-            "flags: u32".into(),
-        ]
-        .to_vec();
+        // The TMA kernels take the operands as tensor maps (their leading dimensions inside).
+        let operands: Vec<String> = if tma {
+            vec!["tma_a: tensor_map".into(), "tma_b: tensor_map".into()]
+        } else {
+            vec![format!("a: *const {elem}"), format!("b: *const {elem}")]
+        };
+        let dims: &[&str] = if tma {
+            &["m: i32", "n: i32", "k: i32", "ldc: i32"]
+        } else {
+            &[
+                "m: i32", "n: i32", "k: i32", "lda: i32", "ldb: i32", "ldc: i32",
+            ]
+        };
+        let mut want = operands;
+        want.push(format!("c: *mut {c_ty}"));
+        want.push("bias: *const f32".into());
+        want.extend(dims.iter().map(|d| d.to_string()));
+        want.extend(["alpha: f32", "beta: f32", "flags: u32"].map(String::from));
         assert_eq!(entry.params, want, "{name}: params");
     }
     // And nothing declared that the planner cannot reach (the build fails on an entry point

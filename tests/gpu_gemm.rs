@@ -424,6 +424,17 @@ where
 /// Tail shapes for a schedule: off every tile edge, and M = 1.
 fn tail_shapes(s: &Schedule) -> Vec<(usize, usize, usize)> {
     match s {
+        // Tensor maps need leading dimensions in whole 16-byte chunks, so every side is a
+        // multiple of 8 here, off the tile edges; the last shape has more tiles (13 x 12)
+        // than the H200 has SMs, so persistent CTAs walk two.
+        Schedule::Tma(t) => {
+            let (bm, bn, bk) = (t.bm as usize, t.bn as usize, t.bk as usize);
+            vec![
+                (bm + 8, bn + 24, 3 * bk + 8),
+                (8, 2 * bn - 8, 8),
+                (bm * 12 + 8, bn * 11 + 8, 2 * bk),
+            ]
+        }
         Schedule::Wgmma(t) => {
             let (bm, bn, bk) = (t.bm() as usize, t.bn as usize, t.bk as usize);
             vec![
@@ -475,7 +486,7 @@ where
     let class = device_facts(gpu, tier).unwrap().smem_class;
     for layout in Layout::ALL {
         for s in plan::schedules(tier, layout, class) {
-            if matches!(s, Schedule::Wgmma(_)) && !wgmma {
+            if matches!(s, Schedule::Wgmma(_) | Schedule::Tma(_)) && !wgmma {
                 println!(
                     "SKIP {} {}: this route holds the wgmma stubs (no sm_90a cubin on this device)",
                     plan::entry_name(tier, layout, &s),
@@ -554,10 +565,10 @@ fn selector_shapes_take_the_planned_kernel_and_match() {
                     case.describe()
                 );
             }
-            // Where the sm_90a cubin runs, the largest shape takes the wgmma tile.
+            // Where the sm_90a cubin runs, the largest shape takes the warp-specialized tile.
             if m == 2048 {
                 assert_eq!(
-                    matches!(launch.plan.schedule, Schedule::Wgmma(_)),
+                    matches!(launch.plan.schedule, Schedule::Tma(_)),
                     device.wgmma,
                     "{}",
                     case.describe()
@@ -850,6 +861,67 @@ fn pedantic_bits_match_the_cpu_for_every_tile_and_grid() {
 }
 
 // ------------------------------------------------------------------ digests
+
+/// The warp-specialized TMA kernel sums K in the wgmma kernel's order and shares its
+/// epilogue: forced on the same inputs (tails in M, N and K, alpha, beta and a bias, 16-bit
+/// and f32 outputs), the two give the same bits, in every layout.
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn tma_and_wgmma_kernels_give_the_same_bits() {
+    fn both<T: HostElem, O: HostElem>(gpu: &Gpu, stream: &Stream, tier: Tier, layout: Layout)
+    where
+        T::Dev: GemmInput,
+    {
+        let case = Case::new(layout, 304, 520, 200).scalars(0.75, -0.5, true);
+        let x = inputs::<T, O>(&case, fnv1a64(case.describe().as_bytes()));
+        let tma = run::<T, O>(
+            gpu,
+            stream,
+            tier,
+            &case.schedule(Schedule::Tma(plan::TILE_TMA)),
+            &x,
+        )
+        .unwrap();
+        let wgmma = run::<T, O>(
+            gpu,
+            stream,
+            tier,
+            &case.schedule(Schedule::Wgmma(plan::TILE_WGMMA)),
+            &x,
+        )
+        .unwrap();
+        assert_eq!(tma.launch.plan.schedule, Schedule::Tma(plan::TILE_TMA));
+        let (a, b) = (O::bytes(&tma.c), O::bytes(&wgmma.c));
+        let differing = a.iter().zip(&b).filter(|(x, y)| x != y).count();
+        assert_eq!(
+            differing,
+            0,
+            "{tier:?} {}: {differing} of {} bytes differ",
+            case.describe(),
+            a.len()
+        );
+        println!(
+            "BITS {tier:?} {} out {}: {} bytes identical on {} and {}; {}",
+            case.describe(),
+            O::NAME,
+            a.len(),
+            tma.launch.plan.entry,
+            wgmma.launch.plan.entry,
+            tma.launch.stamp(gpu).unwrap()
+        );
+    }
+    let gpu = gpu();
+    if !wgmma_route(&gpu).unwrap() {
+        println!("SKIP: this route holds the TMA and wgmma stubs (no sm_90a cubin on this device)");
+        return;
+    }
+    let stream = gpu.stream().unwrap();
+    for layout in Layout::ALL {
+        both::<bf16, bf16>(&gpu, &stream, Tier::Bf16, layout);
+        both::<bf16, f32>(&gpu, &stream, Tier::Bf16, layout);
+        both::<f16, f16>(&gpu, &stream, Tier::Fp16, layout);
+    }
+}
 
 const DIGEST_FILE: &str = "tests/digests/gemm.txt";
 

@@ -38,6 +38,7 @@ use super::Launched;
 use crate::kernels as l;
 use crate::runtime::{ArtifactKind, Bf16, Error, Gpu, LaunchConfig, LaunchError, F16};
 use crate::runtime::{DevicePtr, DeviceRead, DeviceView, DeviceWrite, RawStream, StreamHandle};
+use crate::runtime::{Swizzle, TensorMap, Tiled2d, TmaElem};
 use std::fmt;
 
 /// The shape and scalars of one GEMM call (everything but the buffers).
@@ -233,14 +234,68 @@ pub trait GemmInput: crate::runtime::Dtype {
         entry: &str,
         args: &KernelArgs<Self>,
     ) -> Result<(), Error>;
+
+    /// How a tensor map describes this type (`None`: no TMA entry points take it).
+    const TMA_ELEM: Option<TmaElem>;
+
+    /// Launches warp-specialized entry point `entry` (operands through tensor maps).
+    ///
+    /// # Safety
+    /// As [`launch`](Self::launch): the maps describe A and B within their buffers.
+    unsafe fn launch_tma(
+        gpu: &Gpu,
+        stream: RawStream,
+        config: &LaunchConfig,
+        entry: &str,
+        args: &TmaArgs<Self>,
+    ) -> Result<(), Error>;
+}
+
+/// The arguments of the warp-specialized entry points (`cuda/gemm_tma.cu`), in order.
+#[derive(Debug, Clone, Copy)]
+pub struct TmaArgs<T: GemmInput> {
+    pub tma_a: TensorMap,
+    pub tma_b: TensorMap,
+    pub c: DevicePtr<T::C>,
+    pub bias: DevicePtr<f32>,
+    pub m: i32,
+    pub n: i32,
+    pub k: i32,
+    pub ldc: i32,
+    pub alpha: f32,
+    pub beta: f32,
+    pub flags: u32,
 }
 
 macro_rules! gemm_input {
-    ($t:ty, $dtype:expr, $tier:expr, $c:ty, { $($entry:literal => $launcher:ident),* $(,)? }) => {
+    ($t:ty, $dtype:expr, $tier:expr, $c:ty, $tma_elem:expr,
+     { $($entry:literal => $launcher:ident),* $(,)? },
+     tma { $($tma_entry:literal => $tma_launcher:ident),* $(,)? }) => {
         impl GemmInput for $t {
             const DTYPE: Dtype = $dtype;
             const TIER: Option<Tier> = $tier;
             type C = $c;
+            const TMA_ELEM: Option<TmaElem> = $tma_elem;
+
+            #[allow(unused_variables)]
+            unsafe fn launch_tma(
+                gpu: &Gpu,
+                stream: RawStream,
+                config: &LaunchConfig,
+                entry: &str,
+                x: &TmaArgs<Self>,
+            ) -> Result<(), Error> {
+                match entry {
+                    $($tma_entry => gpu.kernel::<l::$tma_launcher>()?.launch(
+                        &stream, config, (x.tma_a, x.tma_b, x.c, x.bias, x.m, x.n, x.k, x.ldc, x.alpha, x.beta,
+                        x.flags),
+                    ),)*
+                    other => Err(Error::UnknownKernel {
+                        name: other.to_string(),
+                        available: vec![$($tma_entry),*],
+                    }),
+                }
+            }
 
             unsafe fn launch(
                 gpu: &Gpu,
@@ -264,7 +319,7 @@ macro_rules! gemm_input {
     };
 }
 
-gemm_input!(Bf16, Dtype::Bf16, Some(Tier::Bf16), u8, {
+gemm_input!(Bf16, Dtype::Bf16, Some(Tier::Bf16), u8, Some(TmaElem::Bf16), {
     "gemm_bf16_nn_wgmma_128x256" => GemmBf16NnWgmma128x256,
     "gemm_bf16_tn_wgmma_128x256" => GemmBf16TnWgmma128x256,
     "gemm_bf16_nt_wgmma_128x256" => GemmBf16NtWgmma128x256,
@@ -291,9 +346,13 @@ gemm_input!(Bf16, Dtype::Bf16, Some(Tier::Bf16), u8, {
     "gemm_bf16_nn_decode_n32w24" => GemmBf16NnDecodeN32w24,
     "gemm_bf16_nn_decode_n32w16" => GemmBf16NnDecodeN32w16,
     "gemm_bf16_nn_decode_n32w8" => GemmBf16NnDecodeN32w8,
+}, tma {
+    "gemm_bf16_nn_tma_128x256" => GemmBf16NnTma128x256,
+    "gemm_bf16_tn_tma_128x256" => GemmBf16TnTma128x256,
+    "gemm_bf16_nt_tma_128x256" => GemmBf16NtTma128x256,
 });
 
-gemm_input!(F16, Dtype::F16, Some(Tier::Fp16), u8, {
+gemm_input!(F16, Dtype::F16, Some(Tier::Fp16), u8, Some(TmaElem::F16), {
     "gemm_fp16_nn_wgmma_128x256" => GemmFp16NnWgmma128x256,
     "gemm_fp16_tn_wgmma_128x256" => GemmFp16TnWgmma128x256,
     "gemm_fp16_nt_wgmma_128x256" => GemmFp16NtWgmma128x256,
@@ -320,9 +379,13 @@ gemm_input!(F16, Dtype::F16, Some(Tier::Fp16), u8, {
     "gemm_fp16_nn_decode_n32w24" => GemmFp16NnDecodeN32w24,
     "gemm_fp16_nn_decode_n32w16" => GemmFp16NnDecodeN32w16,
     "gemm_fp16_nn_decode_n32w8" => GemmFp16NnDecodeN32w8,
+}, tma {
+    "gemm_fp16_nn_tma_128x256" => GemmFp16NnTma128x256,
+    "gemm_fp16_tn_tma_128x256" => GemmFp16TnTma128x256,
+    "gemm_fp16_nt_tma_128x256" => GemmFp16NtTma128x256,
 });
 
-gemm_input!(f32, Dtype::F32, None, f32, {
+gemm_input!(f32, Dtype::F32, None, f32, None, {
     "gemm_tf32_nt_wgmma_128x256" => GemmTf32NtWgmma128x256,
     "gemm_tf32_nn_128x256" => GemmTf32Nn128x256,
     "gemm_tf32_tn_128x256" => GemmTf32Tn128x256,
@@ -338,7 +401,7 @@ gemm_input!(f32, Dtype::F32, None, f32, {
     "gemm_f32_pedantic_nn_64x64" => GemmF32PedanticNn64x64,
     "gemm_f32_pedantic_tn_64x64" => GemmF32PedanticTn64x64,
     "gemm_f32_pedantic_nt_64x64" => GemmF32PedanticNt64x64,
-});
+}, tma {});
 
 /// A problem the planner refused, as the runtime's launch error (naming the rule).
 fn plan_error(e: &PlanError) -> Error {
@@ -668,6 +731,76 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         // SAFETY: B's rows start M * kp floats into the workspace, inside it (checked above).
         b_ptr = ws.add(prep.b_offset(p.m) as usize).cast();
         (lda, ldb) = (prep.kp.max(1), prep.kp.max(1));
+    }
+    if let Schedule::Tma(t) = pl.schedule {
+        let elem = T::TMA_ELEM.ok_or_else(|| Error::UnknownKernel {
+            name: pl.entry.clone(),
+            available: vec![],
+        })?;
+        // K-major operands: boxes of rows x 64 k; MN-major: 64 x 64 panels (tma_kernel.cuh).
+        let map = |param,
+                   base: DevicePtr<T>,
+                   rows: u32,
+                   cols: u32,
+                   ld: u32,
+                   k_major: bool,
+                   outer: u32| {
+            Tiled2d {
+                param,
+                elem,
+                base: base.as_raw(),
+                cols: u64::from(cols),
+                rows: u64::from(rows),
+                pitch: u64::from(ld),
+                box_cols: 64,
+                box_rows: if k_major { outer } else { t.bk },
+                swizzle: Swizzle::B128,
+            }
+            .encode()
+        };
+        let (a_rows, a_cols) = if p.layout.a_k_major() {
+            (p.m, p.k)
+        } else {
+            (p.k, p.m)
+        };
+        let (b_rows, b_cols) = if p.layout.b_k_major() {
+            (p.n, p.k)
+        } else {
+            (p.k, p.n)
+        };
+        let args = TmaArgs::<T> {
+            tma_a: map(
+                "tma_a",
+                v.a.ptr,
+                a_rows,
+                a_cols,
+                p.lda,
+                p.layout.a_k_major(),
+                t.bm,
+            )?,
+            tma_b: map(
+                "tma_b",
+                v.b.ptr,
+                b_rows,
+                b_cols,
+                p.ldb,
+                p.layout.b_k_major(),
+                t.bn,
+            )?,
+            c: v.c.ptr.cast(),
+            bias: v.bias.map_or(DevicePtr::null(), |b| b.ptr),
+            m: p.m as i32,
+            n: p.n as i32,
+            k: p.k as i32,
+            ldc: p.ldc as i32,
+            alpha: desc.alpha,
+            beta: desc.beta,
+            flags: pl.flags,
+        };
+        // SAFETY: as below; the maps cover exactly A's and B's stored rows with their
+        // leading dimensions (boxes past them read zeros and write nothing).
+        unsafe { T::launch_tma(gpu, stream, &launch.config(), &pl.entry, &args)? };
+        return Ok(launch);
     }
     let args = KernelArgs::<T> {
         a: a_ptr,

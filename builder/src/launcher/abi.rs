@@ -44,10 +44,23 @@ pub fn check(kernel: &str, file: &str, params: &[Param], report: &CubinReport) -
             table.len()
         ));
     }
+    // The driver copies each argument to its slot (launches pass one pointer per parameter),
+    // so the table may start past 0: where a parameter is aligned beyond 16 bytes (a
+    // CUtensorMap's 64), the compiler shifts the whole block to put it on its alignment in the
+    // constant bank. The slots must keep the launcher's layout from that base.
+    let base = match (params.first(), table.first()) {
+        (Some(p), Some(slot)) => slot.offset.saturating_sub(p.offset),
+        _ => 0,
+    };
     for (i, (p, slot)) in params.iter().zip(&table).enumerate() {
-        if (p.offset, p.size) != (slot.offset, slot.size) {
+        if (p.offset + base, p.size) != (slot.offset, slot.size) {
+            let shifted = if base > 0 {
+                format!(" (from the table's base {base})")
+            } else {
+                String::new()
+            };
             errors.push(format!(
-                "{kernel} on {arch}: parameter {i} (`{}`): the launcher passes offset {}, size {}; \
+                "{kernel} on {arch}: parameter {i} (`{}`): the launcher passes offset {}{shifted}, size {}; \
                  the cubin expects offset {}, size {}",
                 p.declaration(),
                 p.offset,
@@ -170,6 +183,31 @@ pub(crate) mod tests {
         assert_eq!(e.len(), 2, "{e:#?}");
         assert!(e[0].contains("parameter 0 (`p: *const f32`)") && e[0].contains("size 8;"));
         assert!(e[1].contains("parameter 1 (`n: u32`)") && e[1].contains("offset 8, size 4;"));
+    }
+
+    #[test]
+    fn a_table_shifted_as_a_whole_matches_but_a_gap_inside_it_does_not() {
+        // sm_80 places a kernel's parameters at 0x160 of the constant bank: a leading
+        // CUtensorMap (64-byte alignment) starts the table at 32.
+        let r = report(Arch::new(80), &[("k", &[(32, 128), (160, 8), (168, 4)])]);
+        let e = check(
+            "k",
+            "k.cu",
+            &params(&["m: tensor_map", "c: *mut f32", "n: i32"]),
+            &r,
+        );
+        assert!(e.is_empty(), "{e:#?}");
+        let r = report(Arch::new(80), &[("k", &[(32, 128), (168, 8), (176, 4)])]);
+        let e = check(
+            "k",
+            "k.cu",
+            &params(&["m: tensor_map", "c: *mut f32", "n: i32"]),
+            &r,
+        );
+        assert_eq!(e.len(), 2, "{e:#?}");
+        assert!(e[0].contains(
+            "offset 128 (from the table's base 32), size 8; the cubin expects offset 168"
+        ));
     }
 
     #[test]

@@ -189,9 +189,60 @@ pub const DECODE_ONE_ROW_TILE_M: u32 = 8;
 /// Rows of tiles a raster group spans (`kRasterGroup`).
 pub const RASTER_GROUP: u32 = 8;
 
+/// The warp-specialized Hopper tile (`TmaTile` in `cuda/include/cubins/gemm/tma_kernel.cuh`):
+/// 128 x 256 output tiles, k tiles of 64 loaded by TMA into a `stages`-deep ring, one producer
+/// and two consumer warpgroups, persistent CTAs (at most one per SM). Only the sm_90a cubin
+/// holds its real code; its operands must be TMA-addressable (16-byte aligned bases, leading
+/// dimensions in whole 16-byte chunks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TmaTile {
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+    pub stages: u32,
+}
+
+/// The one warp-specialized tile (`cubins::gemm::TmaTile`); `tests/gemm_host.rs` checks its
+/// ring against `cuda/kernels.toml`.
+pub const TILE_TMA: TmaTile = TmaTile {
+    bm: 128,
+    bn: 256,
+    bk: 64,
+    stages: 4,
+};
+
+impl TmaTile {
+    /// One producer warpgroup and two consumers.
+    pub fn threads(&self) -> u32 {
+        3 * 128
+    }
+
+    /// The ring of A and B tiles (16-bit), the slack that aligns it to 1024 bytes, and a full
+    /// and an empty mbarrier per stage (`TmaTile::kSmemBytes`).
+    pub fn smem_bytes(&self) -> u32 {
+        self.stages * (self.bm + self.bn) * self.bk * 2 + 1024 + 2 * self.stages * 8
+    }
+
+    pub fn label(&self) -> String {
+        format!("tma_{}x{}", self.bm, self.bn)
+    }
+}
+
+/// The schedules of a tier and layout, in the order the selector prefers them: the
+/// warp-specialized tile first for 16-bit tiers, then the catalogue's entry points
+/// ([`catalogued_schedules`]).
+pub fn schedules(tier: Tier, layout: Layout, class: SmemClass) -> Vec<Schedule> {
+    let mut all = catalogued_schedules(tier, layout, class);
+    if matches!(tier, Tier::Bf16 | Tier::Fp16) {
+        all.insert(0, Schedule::Tma(TILE_TMA));
+    }
+    all
+}
+
 /// How a plan computes: the kernel family and its tile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Schedule {
+    Tma(TmaTile),
     Wgmma(WgmmaTile),
     Mma(MmaTile),
     Decode(DecodeTile),
@@ -299,6 +350,7 @@ impl FmaTile {
 impl Schedule {
     pub fn threads(&self) -> u32 {
         match self {
+            Schedule::Tma(t) => t.threads(),
             Schedule::Wgmma(t) => t.threads(),
             Schedule::Mma(t) => t.threads(),
             Schedule::Decode(d) => d.warps * 32,
@@ -308,7 +360,7 @@ impl Schedule {
 
     pub fn min_blocks(&self) -> u32 {
         match self {
-            Schedule::Wgmma(_) => 1,
+            Schedule::Tma(_) | Schedule::Wgmma(_) => 1,
             Schedule::Mma(t) => t.min_blocks,
             Schedule::Decode(d) => d.min_blocks,
             Schedule::Fma(t) => t.min_blocks,
@@ -318,6 +370,7 @@ impl Schedule {
     /// The suffix of the entry-point name: `128x256`, `decode_n16w8`.
     pub fn label(&self) -> String {
         match self {
+            Schedule::Tma(t) => t.label(),
             Schedule::Wgmma(t) => t.label(),
             Schedule::Mma(t) => t.label(),
             Schedule::Decode(d) => d.label(),
@@ -328,6 +381,10 @@ impl Schedule {
     /// Human-readable tile description for STAMP lines.
     pub fn describe(&self) -> String {
         match self {
+            Schedule::Tma(t) => format!(
+                "tma-ws {}x{}x{} producer=1 consumers=2 stages={} persistent",
+                t.bm, t.bn, t.bk, t.stages
+            ),
             Schedule::Wgmma(t) => format!(
                 "wgmma {}x{}x{} warpgroups={} stages={}",
                 t.bm(),
@@ -682,6 +739,7 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
         ));
     }
     let smem = match schedule {
+        Schedule::Tma(t) => Some(t.smem_bytes()),
         Schedule::Wgmma(t) => Some(t.smem_bytes()),
         Schedule::Mma(t) => Some(t.smem_bytes(p.tier, p.layout)),
         _ => None,
@@ -695,7 +753,7 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
         }
     }
     match schedule {
-        Schedule::Wgmma(_) if !device.wgmma => {
+        Schedule::Tma(_) | Schedule::Wgmma(_) if !device.wgmma => {
             return Err("the wgmma kernels run only from the sm_90a cubin (a build with sm_90a on a compute \
                         capability 9.0 device); this route holds their trapping stubs"
                 .into())
@@ -714,6 +772,12 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
                 }
             }
         }
+        Schedule::Tma(_) if !(p.vec_a() && p.vec_b()) => {
+            return Err("the TMA kernel reads A and B through tensor maps, which need 16-byte aligned bases and \
+                        leading dimensions in whole 16-byte chunks"
+                .into())
+        }
+        Schedule::Tma(_) if p.k == 0 => return Err("the TMA kernel needs K >= 1 (a tensor map has no empty dimension)".into()),
         Schedule::Decode(_) if !p.decode_eligible() => {
             return Err("the decode kernel needs M <= 16, layout NN or NT, K % 8 == 0, 16-byte aligned A and B with \
                         leading dimensions in whole 16-byte chunks, and for NN N % 4 == 0"
@@ -753,6 +817,8 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
             // A wgmma tile runs about 1.7x faster than an mma.sync tile of the same size, so
             // half a wave of it still beats a full wave of the next smaller mma.sync tile.
             Schedule::Wgmma(t) => (tiles(p.m, p.n, t.bm(), t.bn), sms.div_ceil(2)),
+            // The warp-specialized tile beats the wgmma one wherever it runs (run69).
+            Schedule::Tma(t) => (tiles(p.m, p.n, t.bm, t.bn), sms.div_ceil(2)),
             Schedule::Mma(t) => (tiles(p.m, p.n, t.bm, t.bn), sms),
             Schedule::Fma(t) => (tiles(p.m, p.n, t.bm, t.bn), sms),
             Schedule::Decode(_) => unreachable!("filtered above"),
@@ -838,6 +904,11 @@ pub fn plan(
         // An empty C: nothing to launch.
         _ if p.m == 0 || p.n == 0 => (0, 0),
         Schedule::Wgmma(t) => (tiles(p.m, p.n, t.bm(), t.bn), t.smem_bytes()),
+        // Persistent: at most one CTA per SM, each walking tiles by the grid's stride.
+        Schedule::Tma(t) => (
+            tiles(p.m, p.n, t.bm, t.bn).min(u64::from(device.sm_count.max(1))),
+            t.smem_bytes(),
+        ),
         Schedule::Mma(t) => (tiles(p.m, p.n, t.bm, t.bn), t.smem_bytes(p.tier, p.layout)),
         Schedule::Decode(d) => (u64::from(p.n.div_ceil(d.bn)), 0),
         Schedule::Fma(t) => (tiles(p.m, p.n, t.bm, t.bn), 0),

@@ -341,9 +341,9 @@ pub const TILE_WGMMA_TF32: WgmmaTile = WgmmaTile {
     stages: 4,
 };
 
-/// The schedules each tier has entry points for in code of `class`, in selection preference
-/// order.
-pub fn schedules(tier: Tier, layout: Layout, class: SmemClass) -> Vec<Schedule> {
+/// The schedules each tier has catalogued entry points for in code of `class`, in selection
+/// preference order (`plan::schedules` adds the warp-specialized tile).
+pub fn catalogued_schedules(tier: Tier, layout: Layout, class: SmemClass) -> Vec<Schedule> {
     let t = class.tiles();
     match (tier, layout) {
         (Tier::Bf16 | Tier::Fp16, Layout::NN) => vec![

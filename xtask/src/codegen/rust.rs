@@ -211,11 +211,11 @@ fn schedules(cat: &Catalogue, groups: &[Group]) -> String {
         .flat_map(|(_, b)| b)
         .any(|e| e.starts_with("Schedule::Mma"));
     let mut s = String::from(
-        "\n/// The schedules each tier has entry points for in code of `class`, in selection preference\n\
-         /// order.\n",
+        "\n/// The schedules each tier has catalogued entry points for in code of `class`, in selection\n\
+         /// preference order (`plan::schedules` adds the warp-specialized tile).\n",
     );
     s += &format!(
-        "pub fn schedules(tier: Tier, layout: Layout, {}class: SmemClass) -> Vec<Schedule> {{\n",
+        "pub fn catalogued_schedules(tier: Tier, layout: Layout, {}class: SmemClass) -> Vec<Schedule> {{\n",
         if uses_class { "" } else { "_" }
     );
     if uses_class {

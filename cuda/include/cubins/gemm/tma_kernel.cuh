@@ -1,0 +1,210 @@
+// The warp-specialized Hopper GEMM (sm_90a): TMA fills a 4-stage ring of 128 x 64 A and
+// 256 x 64 B tiles in the 128-byte swizzle, completing on one mbarrier per stage; warpgroup 0
+// gives its registers back (setmaxnreg.dec) and one of its threads issues every copy;
+// warpgroups 1 and 2 (setmaxnreg.inc) each own 64 x 256 f32 accumulators and multiply with
+// wgmma m64n256k16 straight from the ring, releasing a stage (an arrive on its empty barrier)
+// once the wgmma group that read it has retired. CTAs are persistent: one per SM, each
+// walking tiles blockIdx.x, + gridDim.x, ... in the grouped raster, so the producer fills
+// the ring with the next tile while the consumers store this one.
+//
+// The operands are read through tensor maps the host encodes (the runtime's Tiled2d): boxes
+// past M, N or K read zeros, so tails need no bounds checks; the maps need 16-byte aligned
+// bases and leading dimensions in whole 16-byte chunks (the planner's VEC_A and VEC_B). The
+// sum order over K is the cp.async wgmma kernel's (wgmma_kernel.cuh), and so is the epilogue:
+// their results are bit-identical. Measured before it came here: run69 (explorer).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "cubins/common.cuh"
+#include "cubins/gemm/args.cuh"
+#include "cubins/gemm/epilogue.cuh"
+#include "cubins/gemm/layout.cuh"
+#include "cubins/gemm/ptx.cuh"
+#include "cubins/gemm/tma.cuh"
+#include "cubins/gemm/wgmma.cuh"
+
+namespace cubins {
+namespace gemm {
+
+// 128 x 256 output tiles, k tiles of 64 16-bit values (one 128-byte swizzle row), 4 stages.
+struct TmaTile {
+  static constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4;
+  static constexpr int kConsumers = 2;                   // warpgroups that multiply
+  static constexpr int kThreads = 128 * (kConsumers + 1);  // and one that loads
+  static constexpr int kBytesA = kBM * kBK * 2, kBytesB = kBN * kBK * 2;
+  static constexpr int kStageBytes = kBytesA + kBytesB;
+  // A 64-wide MN-major panel of kBK k rows, or 64 K-major rows: 64 x 128 bytes.
+  static constexpr int kPanelBytes = 64 * 128;
+  // The ring, the slack to align it to a swizzle atom (1024 B), then full[S] and empty[S].
+  static constexpr int kSmemBytes = kStages * kStageBytes + 1024 + 2 * kStages * 8;
+  // Registers per thread after setmaxnreg: 40 x 128 + 232 x 256 = 64512 of the 65536.
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+};
+
+// Arguments of the warp-specialized entry points (the operands come as tensor maps).
+struct TmaGemmArgs {
+  void* c;
+  const float* bias;
+  int m, n, k, ldc;
+  float alpha, beta;
+  unsigned flags;
+};
+
+// Writes elements (row, col) and (row, col + 1): one access when C allows vector stores and
+// both lie inside N, else element by element.
+template <class OutT>
+__device__ __forceinline__ void store_pair(const EpilogueArgs& e, OutT* c, int row, int col, float v0, float v1) {
+  if (row >= e.m) return;
+  if (e.vec_c && col + 1 < e.n) {
+    OutT* p = c + static_cast<int64_t>(row) * e.ldc + col;
+    const float old0 = e.beta != 0.0f ? to_float(p[0]) : 0.0f;
+    const float old1 = e.beta != 0.0f ? to_float(p[1]) : 0.0f;
+    const OutT r0 = from_float<OutT>(e.apply(v0, old0, col));
+    const OutT r1 = from_float<OutT>(e.apply(v1, old1, col + 1));
+    if constexpr (sizeof(OutT) == 4) {
+      *reinterpret_cast<float2*>(p) = make_float2(r0, r1);
+    } else {
+      struct __align__(4) Pair {
+        OutT x, y;
+      };
+      *reinterpret_cast<Pair*>(p) = Pair{r0, r1};
+    }
+  } else {
+    store_one(e, c, row, col, v0);
+    store_one(e, c, row, col + 1, v1);
+  }
+}
+
+template <class T, Layout L>
+__device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
+                                            const TmaGemmArgs& p) {
+#if CUBINS_HAS_WGMMA
+  using Tile = TmaTile;
+  constexpr bool kAK = LayoutTraits<L>::a_k_major;
+  constexpr bool kBK = LayoutTraits<L>::b_k_major;
+  constexpr int BM = Tile::kBM, BN = Tile::kBN, BK = Tile::kBK, S = Tile::kStages;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // A launch with less shared memory than the ring would corrupt memory.
+  if (dynamic_smem_bytes() < static_cast<unsigned>(Tile::kSmemBytes)) __trap();
+  const unsigned ring = (smem_addr(smem_raw) + 1023u) & ~1023u;  // the swizzle follows the address
+  const unsigned bars = ring + S * Tile::kStageBytes;          // full[S], then empty[S]
+  auto full = [&](int s) { return bars + 8u * s; };
+  auto empty = [&](int s) { return bars + 8u * (S + s); };
+  const int wg = static_cast<int>(threadIdx.x) / 128, t_wg = static_cast<int>(threadIdx.x) % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      mbar_init(full(s), 1);
+      mbar_init(empty(s), Tile::kConsumers);
+    }
+    fence_mbar_init();
+  }
+  __syncthreads();
+  const int tiles_m = ceil_div(p.m, BM), tiles_n = ceil_div(p.n, BN), tiles = tiles_m * tiles_n;
+  const int ktiles = ceil_div(p.k, BK);
+
+  if (wg == 0) {
+    setmaxnreg_dec<Tile::kProducerRegs>();
+    if (t_wg == 0) {
+      int it = 0;  // k tiles issued so far, over every tile of this CTA
+      for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
+        const TileCoord tc = raster_grouped(t, tiles_m, tiles_n, kRasterGroup);
+        const int m0 = tc.m * BM, n0 = tc.n * BN;
+        for (int kt = 0; kt < ktiles; ++kt, ++it) {
+          const int s = it % S;
+          mbar_wait(empty(s), ((it / S) & 1) ^ 1);  // the first pass finds every stage free
+          const unsigned sa = ring + s * Tile::kStageBytes, sb = sa + Tile::kBytesA;
+          const int k0 = kt * BK;
+          mbar_arrive_expect_tx(full(s), Tile::kStageBytes);
+          // K-major operands: one box of rows x 64 k; MN-major: 64-wide panels of 64 k rows.
+          if (kAK) {
+            tma_load_2d(sa, tma_a, full(s), k0, m0);
+          } else {
+#pragma unroll
+            for (int q = 0; q < BM / 64; ++q) tma_load_2d(sa + q * Tile::kPanelBytes, tma_a, full(s), m0 + 64 * q, k0);
+          }
+          if (kBK) {
+            tma_load_2d(sb, tma_b, full(s), k0, n0);
+          } else {
+#pragma unroll
+            for (int q = 0; q < BN / 64; ++q) tma_load_2d(sb + q * Tile::kPanelBytes, tma_b, full(s), n0 + 64 * q, k0);
+          }
+        }
+      }
+    }
+  } else {
+    setmaxnreg_inc<Tile::kConsumerRegs>();
+    const int cw = wg - 1;  // this consumer's 64 rows of the tile
+    constexpr unsigned kStepA = kAK ? 32 : 16 * 128, kStepB = kBK ? 32 : 16 * 128;
+    const uint64_t da0 = smem_descriptor(ring + cw * Tile::kPanelBytes, kAK ? 16 : Tile::kPanelBytes, 8 * 128);
+    const uint64_t db0 = smem_descriptor(ring + Tile::kBytesA, kBK ? 16 : Tile::kPanelBytes, 8 * 128);
+    const int warp = t_wg / 32, lane = t_wg % 32;
+    const EpilogueArgs e{p.alpha, p.beta, (p.flags & CUBINS_GEMM_BIAS) ? p.bias : nullptr, p.m, p.n, p.ldc,
+                         (p.flags & CUBINS_GEMM_VEC_C) != 0};
+    const bool out_f32 = (p.flags & CUBINS_GEMM_OUT_F32) != 0;
+    auto release = [&](int s) {
+      if (t_wg == 0) mbar_arrive(empty(s));
+    };
+    float d[BN / 2];
+    int it = 0;
+    for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
+      const TileCoord tc = raster_grouped(t, tiles_m, tiles_n, kRasterGroup);
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+      for (int kt = 0; kt < ktiles; ++kt, ++it) {
+        const int s = it % S;
+        mbar_wait(full(s), (it / S) & 1);
+        const uint64_t off = static_cast<uint64_t>(s * Tile::kStageBytes) >> 4;
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < BK / 16; ++ks) {
+          wgmma_m64n256<kAK ? 0 : 1, kBK ? 0 : 1>(d, da0 + off + ((ks * kStepA) >> 4), db0 + off + ((ks * kStepB) >> 4),
+                                                  T{});
+        }
+        wgmma_commit();
+        // The group of k tile kt - 1 has retired: its stage may be refilled.
+        wgmma_wait<1>();
+        if (kt > 0) release((it - 1) % S);
+      }
+      wgmma_wait<0>();
+      if (ktiles > 0) release((it - 1) % S);
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) pin_register(d[i]);
+      // Accumulator 4j + 2h + r of lane l: row 16 warp + l / 4 + 8h, column 8j + 2 (l % 4) + r.
+      const int row0 = tc.m * BM + cw * 64 + warp * 16 + lane / 4;
+      const int col0 = tc.n * BN + 2 * (lane % 4);
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = row0 + 8 * h, col = col0 + 8 * j;
+          if (out_f32) {
+            store_pair(e, static_cast<float*>(p.c), row, col, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+          } else {
+            store_pair(e, static_cast<T*>(p.c), row, col, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+          }
+        }
+      }
+    }
+  }
+#else
+  (void)tma_a;
+  (void)tma_b;
+  (void)p;
+  __trap();
+#endif
+}
+
+}  // namespace gemm
+}  // namespace cubins
+
+// The entry points' parameters, in the order cuda/kernels.toml declares them.
+#define CUBINS_GEMM_TMA_ENTRY(NAME, T, LAYOUT)                                                                      \
+  extern "C" __global__ void __launch_bounds__(cubins::gemm::TmaTile::kThreads, 1)                                  \
+      NAME(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b, void* __restrict__ c, \
+           const float* __restrict__ bias, int m, int n, int k, int ldc, float alpha, float beta, unsigned flags) {    \
+    cubins::gemm::gemm_tma_ws<T, cubins::gemm::Layout::LAYOUT>(&tma_a, &tma_b,                                      \
+                                                               {c, bias, m, n, k, ldc, alpha, beta, flags});         \
+  }
