@@ -834,12 +834,15 @@ fn selector_picks_per_shape() {
             Schedule::Mma(_)
         ));
     }
-    // On the sm_90a route the warp-specialized TMA tile takes every 16-bit shape that fills
-    // half the SMs (2048^2: 128 tiles on 132 SMs) and whose operands a tensor map can
-    // address, persistent (at most a CTA per SM); with a leading dimension that is not a
-    // whole number of 16-byte chunks the wgmma tile (cp.async) takes it instead. Smaller
-    // shapes and decode keep their kernels.
+    // On the sm_90a route the wgmma tile takes every 16-bit shape that fills half the SMs
+    // (2048^2: 128 tiles on 132 SMs); smaller ones and decode keep their kernels. The
+    // warp-specialized TMA tile runs when forced: persistent (at most a CTA per SM), and only
+    // where tensor maps can address A and B.
     let on_sm90a = |tier, layout, m, n, k| picked_on(&H200_SM90A, tier, layout, m, n, k).schedule;
+    let tma = Choice {
+        schedule: Some(Schedule::Tma(plan::TILE_TMA)),
+        grid: None,
+    };
     for tier in [Tier::Bf16, Tier::Fp16] {
         for layout in Layout::ALL {
             for (m, n, k) in [
@@ -850,23 +853,29 @@ fn selector_picks_per_shape() {
                 (2048, 2048, 2048),
                 (1152, 2048, 64),
             ] {
-                let p = picked_on(&H200_SM90A, tier, layout, m, n, k);
                 assert_eq!(
-                    p.schedule,
-                    Schedule::Tma(plan::TILE_TMA),
+                    on_sm90a(tier, layout, m, n, k),
+                    Schedule::Wgmma(plan::TILE_WGMMA),
                     "{tier:?} {layout:?} {m}x{n}x{k}"
                 );
+                let p = plan::plan(&problem(tier, layout, m, n, k), &H200_SM90A, &tma, false)
+                    .expect("a plan");
                 let tiles = m.div_ceil(128) * n.div_ceil(256);
                 assert_eq!(p.grid, tiles.min(H200_SM90A.sm_count), "{m}x{n}x{k}");
+                assert_eq!(p.block, 384);
                 let mut odd = problem(tier, layout, m, n, k);
                 odd.lda += 1;
-                let p = plan::plan(&odd, &H200_SM90A, &Choice::default(), false).expect("a plan");
-                assert_eq!(
-                    p.schedule,
-                    Schedule::Wgmma(plan::TILE_WGMMA),
-                    "{tier:?} {layout:?} {m}x{n}x{k} lda {}",
-                    odd.lda
+                let e = plan::plan(&odd, &H200_SM90A, &tma, false)
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    e.contains("tensor maps, which need 16-byte aligned bases"),
+                    "{e}"
                 );
+                let e = plan::plan(&problem(tier, layout, m, n, k), &H200, &tma, false)
+                    .unwrap_err()
+                    .to_string();
+                assert!(e.contains("run only from the sm_90a cubin"), "{e}");
             }
             assert_eq!(
                 on_sm90a(tier, layout, 128, 4096, 4096),

@@ -565,10 +565,10 @@ fn selector_shapes_take_the_planned_kernel_and_match() {
                     case.describe()
                 );
             }
-            // Where the sm_90a cubin runs, the largest shape takes the warp-specialized tile.
+            // Where the sm_90a cubin runs, the largest shape takes the wgmma tile.
             if m == 2048 {
                 assert_eq!(
-                    matches!(launch.plan.schedule, Schedule::Tma(_)),
+                    matches!(launch.plan.schedule, Schedule::Wgmma(_)),
                     device.wgmma,
                     "{}",
                     case.describe()

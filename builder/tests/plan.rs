@@ -100,12 +100,12 @@ fn a_declared_file_that_is_not_there_is_an_error_naming_the_files() {
 }
 
 #[test]
-fn this_repository_builds_sm90a_only_for_gemm_wgmma() {
+fn this_repository_builds_sm90a_only_for_the_wgmma_and_tma_gemm() {
     let cuda = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cuda");
     let manifest = Manifest::load(&cuda.join("kernels.toml")).unwrap();
     assert_eq!(
         manifest.arch_specific_files(),
-        Some(&["gemm_wgmma.cu".to_string()][..])
+        Some(&["gemm_wgmma.cu".to_string(), "gemm_tma.cu".to_string()][..])
     );
     let all = Plan::discover(&cuda, SUPPORTED.to_vec()).unwrap();
     let before = all.jobs().len();
@@ -116,13 +116,17 @@ fn this_repository_builds_sm90a_only_for_gemm_wgmma() {
     let jobs = jobs_by_file(&per_file);
     for (file, archs) in &jobs {
         let has_90a = archs.iter().any(|a| a == "sm_90a");
-        assert_eq!(has_90a, file == "gemm_wgmma.cu", "{file}: {archs:?}");
+        assert_eq!(
+            has_90a,
+            file == "gemm_wgmma.cu" || file == "gemm_tma.cu",
+            "{file}: {archs:?}"
+        );
         assert!(archs.contains(&"sm_90".to_string()), "{file}: {archs:?}");
     }
     let files = all.sources.len();
     let specific = SUPPORTED.iter().filter(|a| a.arch_specific).count();
     assert_eq!(before, files * (SUPPORTED.len() + 1));
-    assert_eq!(per_file.jobs().len(), before - (files - 1) * specific);
+    assert_eq!(per_file.jobs().len(), before - (files - 2) * specific);
     eprintln!(
         "all-arch build: {before} nvcc jobs without per-file arch sets, {} with them ({files} kernel files)",
         per_file.jobs().len()

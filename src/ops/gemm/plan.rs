@@ -228,9 +228,9 @@ impl TmaTile {
     }
 }
 
-/// The schedules of a tier and layout, in the order the selector prefers them: the
-/// warp-specialized tile first for 16-bit tiers, then the catalogue's entry points
-/// ([`catalogued_schedules`]).
+/// The schedules of a tier and layout: the warp-specialized tile for 16-bit tiers (taken when
+/// forced, see [`select`]), then the catalogue's entry points in the order the selector
+/// prefers them ([`catalogued_schedules`]).
 pub fn schedules(tier: Tier, layout: Layout, class: SmemClass) -> Vec<Schedule> {
     let mut all = catalogued_schedules(tier, layout, class);
     if matches!(tier, Tier::Bf16 | Tier::Fp16) {
@@ -793,10 +793,13 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
 /// the largest mma.sync tile that still gives every SM a block (a full wave), else a skinny
 /// tile, else the smallest tile.
 pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
+    // The warp-specialized tile runs when forced (`Choice`) until a run measures it ahead of
+    // the wgmma tile: run71 had it at 0.760x / 0.835x of cuBLAS (bf16 NN 4096^3 / 8192^3)
+    // with its general epilogue, where the wgmma tile gives 0.78x / 0.82x.
     let candidates = schedules(p.tier, p.layout, device.smem_class);
     let fitting: Vec<Schedule> = candidates
         .into_iter()
-        .filter(|s| fits(p, device, s).is_ok())
+        .filter(|s| !matches!(s, Schedule::Tma(_)) && fits(p, device, s).is_ok())
         .collect();
     let sms = u64::from(device.sm_count.max(1));
     if fitting.iter().any(|s| matches!(s, Schedule::Decode(_))) {
@@ -817,11 +820,9 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
             // A wgmma tile runs about 1.7x faster than an mma.sync tile of the same size, so
             // half a wave of it still beats a full wave of the next smaller mma.sync tile.
             Schedule::Wgmma(t) => (tiles(p.m, p.n, t.bm(), t.bn), sms.div_ceil(2)),
-            // The warp-specialized tile beats the wgmma one wherever it runs (run69).
-            Schedule::Tma(t) => (tiles(p.m, p.n, t.bm, t.bn), sms.div_ceil(2)),
             Schedule::Mma(t) => (tiles(p.m, p.n, t.bm, t.bn), sms),
             Schedule::Fma(t) => (tiles(p.m, p.n, t.bm, t.bn), sms),
-            Schedule::Decode(_) => unreachable!("filtered above"),
+            Schedule::Decode(_) | Schedule::Tma(_) => unreachable!("filtered above"),
         };
         if blocks >= wave {
             // Up to two rows of skinny tiles beat the standard mma.sync tiles even where those
