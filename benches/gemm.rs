@@ -17,7 +17,8 @@
 //! `CUBINS_GEMM_SWEEP=1`: also every bf16 schedule forced at those shapes (selector calibration).
 //! `CUBINS_GEMM_TIERS=tf32,bf16`: only those tiers (names as on the STAMP line).
 //! `CUBINS_GEMM_RANDOM=48`: instead, 48 seeded random bf16 shapes in every layout, a quarter of
-//! them with odd leading dimensions, and their ratio distribution (selector calibration).
+//! them with odd leading dimensions, and their ratio distribution (selector calibration);
+//! `CUBINS_GEMM_RANDOM_SHAPES=12..24` runs only that slice of the set (one device call each).
 
 mod harness;
 
@@ -91,6 +92,9 @@ const SWEEP_ENV: &str = "CUBINS_GEMM_SWEEP";
 /// their distribution; `CUBINS_GEMM_RANDOM_SEED` picks another set.
 const RANDOM_ENV: &str = "CUBINS_GEMM_RANDOM";
 const RANDOM_SEED_ENV: &str = "CUBINS_GEMM_RANDOM_SEED";
+/// `CUBINS_GEMM_RANDOM_SHAPES=A..B`: only shapes A..B of the set (a sweep longer than one
+/// device call runs as slices; each SWEEP line names its shape's index).
+const RANDOM_SHAPES_ENV: &str = "CUBINS_GEMM_RANDOM_SHAPES";
 /// The random set's bounds: about 3 ms of cuBLAS per call, 256 MiB per bf16 operand.
 const RANDOM_MAX_FLOPS: u64 = 1 << 41;
 const RANDOM_MAX_ELEMENTS: usize = 1 << 27;
@@ -434,10 +438,30 @@ fn check_ratio(s: &mut Session<'_>, what: String, ratio: Option<f64>, bar: f64) 
 }
 
 /// The random set against cuBLAS, then its distribution and the two checks.
-fn random_sweep(s: &mut Session<'_>, cublas: &Cublas, count: usize, seed: u64) -> Result<()> {
+/// `A..B` with `A < B <= count`.
+fn parse_slice(text: &str, count: usize) -> Option<std::ops::Range<usize>> {
+    let (a, b) = text.split_once("..")?;
+    let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (a < b && b <= count).then_some(a..b)
+}
+
+fn random_sweep(
+    s: &mut Session<'_>,
+    cublas: &Cublas,
+    count: usize,
+    seed: u64,
+    slice: std::ops::Range<usize>,
+) -> Result<()> {
     let graph = s.timer.graph;
     let mut ratios = Vec::new();
-    for g in sweep_shapes(count, seed, RANDOM_MAX_FLOPS, RANDOM_MAX_ELEMENTS) {
+    let set = sweep_shapes(count, seed, RANDOM_MAX_FLOPS, RANDOM_MAX_ELEMENTS);
+    let span = format!("shapes {}..{} of {count}", slice.start, slice.end);
+    for (index, g) in set
+        .into_iter()
+        .enumerate()
+        .take(slice.end)
+        .skip(slice.start)
+    {
         let layout = match g.layout() {
             "TN" => Layout::TN,
             "NT" => Layout::NT,
@@ -450,7 +474,7 @@ fn random_sweep(s: &mut Session<'_>, cublas: &Cublas, count: usize, seed: u64) -
         s.timer.graph = g.flops() < GRAPH_BELOW_FLOPS;
         let ratio = compare(s, cublas, &cell)?;
         s.say(format!(
-            "SWEEP {} ratio={}",
+            "SWEEP #{index} {} ratio={}",
             cell.label(),
             ratio.map_or("none".into(), |r| format!("{r:.3}"))
         ));
@@ -480,14 +504,14 @@ fn random_sweep(s: &mut Session<'_>, cublas: &Cublas, count: usize, seed: u64) -
         .iter()
         .all(|(_, r)| r.is_some_and(|r| r >= RANDOM_EVERY_BAR));
     s.check(
-        format!("random sweep ({count} shapes, seed {seed:#x}): every shape >= {RANDOM_EVERY_BAR}x cuBLAS"),
+        format!("random sweep ({span}, seed {seed:#x}): every shape >= {RANDOM_EVERY_BAR}x cuBLAS"),
         every,
         worst.map_or("no shapes".into(), |(l, r)| format!("slowest {l}: {r:?}")),
     );
     let median = (!clean.is_empty()).then(|| at(0.5));
     check_ratio(
         s,
-        format!("random sweep: median >= {RANDOM_MEDIAN_BAR}x cuBLAS"),
+        format!("random sweep ({span}): median >= {RANDOM_MEDIAN_BAR}x cuBLAS"),
         median,
         RANDOM_MEDIAN_BAR,
     );
@@ -507,7 +531,13 @@ fn run(s: &mut Session<'_>) -> Result<()> {
                 .map_err(|_| format!("{RANDOM_SEED_ENV}={v}: expected a hex seed"))?,
             Err(_) => 0x5EED,
         };
-        return random_sweep(s, &cublas, count, seed);
+        let slice = match std::env::var(RANDOM_SHAPES_ENV) {
+            Ok(v) => parse_slice(&v, count).ok_or_else(|| {
+                format!("{RANDOM_SHAPES_ENV}={v}: expected A..B with A < B <= {count}")
+            })?,
+            Err(_) => 0..count,
+        };
+        return random_sweep(s, &cublas, count, seed, slice);
     }
     let quick = s.options.quick;
 

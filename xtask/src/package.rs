@@ -67,14 +67,21 @@ pub fn run(args: &[String]) -> Result {
     }
     std::fs::create_dir_all(&work)?;
     let mut unpacked = Vec::new();
-    for (name, file) in &crates {
+    let stated = readme_sizes_kib()?;
+    for ((name, file), stated) in crates.iter().zip(stated) {
         let bytes = std::fs::metadata(file)?.len();
         let files = list_len(file)?;
+        let kib = bytes as f64 / 1024.0;
         println!(
-            "xtask package: {name}: {files} files, {:.1} KiB compressed ({})",
-            bytes as f64 / 1024.0,
+            "xtask package: {name}: {files} files, {kib:.1} KiB compressed ({}; the README says about {stated})",
             file.display()
         );
+        if (kib - stated).abs() > 0.25 * stated {
+            return Err(format!(
+                "{name} packages to {kib:.1} KiB compressed; the README says about {stated} KiB: update its sizes"
+            )
+            .into());
+        }
         let mut untar = Command::new("tar");
         untar.arg("-xzf").arg(file).arg("-C").arg(&work);
         status(untar)?;
@@ -609,4 +616,15 @@ fn status(mut c: Command) -> Result {
     } else {
         Err(format!("{c:?} failed ({s})").into())
     }
+}
+
+/// The package sizes the README states, in dependency order: "about A and B KiB compressed".
+fn readme_sizes_kib() -> Result<[f64; 2]> {
+    let text = std::fs::read_to_string(root().join("README.md"))?;
+    let parse = || -> Option<[f64; 2]> {
+        let before = &text[..text.find("KiB compressed")?];
+        let (a, b) = before[before.rfind("about ")? + 6..].split_once(" and ")?;
+        Some([a.trim().parse().ok()?, b.trim().parse().ok()?])
+    };
+    parse().ok_or_else(|| "README.md: no \"about A and B KiB compressed\" package sizes".into())
 }
