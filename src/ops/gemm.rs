@@ -688,6 +688,27 @@ pub fn gemm_with_workspace<T: GemmInput, O: GemmOutput, S: StreamHandle>(
     launch_gemm(gpu, stream.raw_stream(), desc, &views)
 }
 
+/// The tensor maps the TMA kernel reads A and B through (`tma_kernel.cuh`): the stored
+/// matrices with their leading dimensions, K-major operands in boxes of the tile's rows by
+/// 64 k, MN-major ones in 64 x 64 panels, in the 128-byte swizzle.
+fn tma_operands(p: &Problem, t: &plan::TmaTile, a: u64, b: u64, elem: TmaElem) -> [Tiled2d; 2] {
+    let map = |param, base, (rows, cols): (u32, u32), ld: u32, k_major: bool, outer: u32| Tiled2d {
+        param,
+        elem,
+        base,
+        cols: u64::from(cols),
+        rows: u64::from(rows),
+        pitch: u64::from(ld),
+        box_cols: 64,
+        box_rows: if k_major { outer } else { t.bk },
+        swizzle: Swizzle::B128,
+    };
+    [
+        map("tma_a", a, p.a_stored(), p.lda, p.layout.a_k_major(), t.bm),
+        map("tma_b", b, p.b_stored(), p.ldb, p.layout.b_k_major(), t.bn),
+    ]
+}
+
 fn launch_gemm<T: GemmInput, O: GemmOutput>(
     gpu: &Gpu,
     stream: RawStream,
@@ -737,56 +758,10 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
             name: pl.entry.clone(),
             available: vec![],
         })?;
-        // K-major operands: boxes of rows x 64 k; MN-major: 64 x 64 panels (tma_kernel.cuh).
-        let map = |param,
-                   base: DevicePtr<T>,
-                   rows: u32,
-                   cols: u32,
-                   ld: u32,
-                   k_major: bool,
-                   outer: u32| {
-            Tiled2d {
-                param,
-                elem,
-                base: base.as_raw(),
-                cols: u64::from(cols),
-                rows: u64::from(rows),
-                pitch: u64::from(ld),
-                box_cols: 64,
-                box_rows: if k_major { outer } else { t.bk },
-                swizzle: Swizzle::B128,
-            }
-            .encode()
-        };
-        let (a_rows, a_cols) = if p.layout.a_k_major() {
-            (p.m, p.k)
-        } else {
-            (p.k, p.m)
-        };
-        let (b_rows, b_cols) = if p.layout.b_k_major() {
-            (p.n, p.k)
-        } else {
-            (p.k, p.n)
-        };
+        let [map_a, map_b] = tma_operands(p, &t, v.a.ptr.as_raw(), v.b.ptr.as_raw(), elem);
         let args = TmaArgs::<T> {
-            tma_a: map(
-                "tma_a",
-                v.a.ptr,
-                a_rows,
-                a_cols,
-                p.lda,
-                p.layout.a_k_major(),
-                t.bm,
-            )?,
-            tma_b: map(
-                "tma_b",
-                v.b.ptr,
-                b_rows,
-                b_cols,
-                p.ldb,
-                p.layout.b_k_major(),
-                t.bn,
-            )?,
+            tma_a: map_a.encode()?,
+            tma_b: map_b.encode()?,
             c: v.c.ptr.cast(),
             bias: v.bias.map_or(DevicePtr::null(), |b| b.ptr),
             m: p.m as i32,
@@ -825,4 +800,66 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
     // launch is only planned for kernels that wait on the grid dependency first.
     unsafe { T::launch(gpu, stream, &config, &pl.entry, &args)? };
     Ok(launch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan::{fits, DeviceFacts, SmemClass, TILE_TMA};
+    use super::*;
+
+    /// Wherever the planner lets the TMA tile run, the copy engine takes both tensor maps
+    /// (`Tiled2d::check`, the rules the driver's encode enforces); where it refuses, for a
+    /// leading dimension off the 16-byte grid, so does the copy engine.
+    #[test]
+    fn the_tma_tile_runs_exactly_where_the_copy_engine_addresses_its_operands() {
+        let h200 = DeviceFacts {
+            sm_count: 132,
+            max_smem_per_block_optin: 232_448,
+            wgmma: true,
+            smem_class: SmemClass::Kb228,
+        };
+        let tma = Schedule::Tma(TILE_TMA);
+        let mut checked = 0;
+        for layout in Layout::ALL {
+            for (m, n, k) in [
+                (8, 8, 8),
+                (136, 280, 200),
+                (4096, 14336, 4096),
+                (1544, 2824, 128),
+                (8, 504, 8),
+            ] {
+                for (pad, aligned) in [(0, true), (8, true), (1, false), (4, false)] {
+                    let (ar, ac) = if layout.a_k_major() { (m, k) } else { (k, m) };
+                    let (_, bc) = if layout.b_k_major() { (n, k) } else { (k, n) };
+                    let p = Problem {
+                        tier: Tier::Bf16,
+                        layout,
+                        m,
+                        n,
+                        k,
+                        lda: ac + pad,
+                        ldb: bc,
+                        ldc: n,
+                        out: Dtype::Bf16,
+                        a_addr: 1 << 20,
+                        b_addr: 1 << 30,
+                        c_addr: 1 << 32,
+                        workspace: None,
+                    };
+                    let runs = fits(&p, &h200, &tma).is_ok();
+                    assert_eq!(runs, aligned, "{layout:?} {m}x{n}x{k} lda {}", p.lda);
+                    let maps = tma_operands(&p, &TILE_TMA, p.a_addr, p.b_addr, TmaElem::Bf16);
+                    let taken = maps.iter().all(|m| m.check().is_ok());
+                    assert_eq!(
+                        taken, runs,
+                        "{layout:?} {m}x{n}x{k} lda {}: {maps:?}",
+                        p.lda
+                    );
+                    assert_eq!((maps[0].rows, maps[0].cols), (u64::from(ar), u64::from(ac)));
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 60);
+    }
 }
