@@ -235,9 +235,6 @@ pub trait GemmInput: crate::runtime::Dtype {
         args: &KernelArgs<Self>,
     ) -> Result<(), Error>;
 
-    /// How a tensor map describes this type (`None`: no TMA entry points take it).
-    const TMA_ELEM: Option<TmaElem>;
-
     /// Launches warp-specialized entry point `entry` (operands through tensor maps).
     ///
     /// # Safety
@@ -268,14 +265,13 @@ pub struct TmaArgs<T: GemmInput> {
 }
 
 macro_rules! gemm_input {
-    ($t:ty, $dtype:expr, $tier:expr, $c:ty, $tma_elem:expr,
+    ($t:ty, $dtype:expr, $tier:expr, $c:ty,
      { $($entry:literal => $launcher:ident),* $(,)? },
      tma { $($tma_entry:literal => $tma_launcher:ident),* $(,)? }) => {
         impl GemmInput for $t {
             const DTYPE: Dtype = $dtype;
             const TIER: Option<Tier> = $tier;
             type C = $c;
-            const TMA_ELEM: Option<TmaElem> = $tma_elem;
 
             #[allow(unused_variables)]
             unsafe fn launch_tma(
@@ -319,7 +315,7 @@ macro_rules! gemm_input {
     };
 }
 
-gemm_input!(Bf16, Dtype::Bf16, Some(Tier::Bf16), u8, Some(TmaElem::Bf16), {
+gemm_input!(Bf16, Dtype::Bf16, Some(Tier::Bf16), u8, {
     "gemm_bf16_nn_wgmma_128x256" => GemmBf16NnWgmma128x256,
     "gemm_bf16_tn_wgmma_128x256" => GemmBf16TnWgmma128x256,
     "gemm_bf16_nt_wgmma_128x256" => GemmBf16NtWgmma128x256,
@@ -352,7 +348,7 @@ gemm_input!(Bf16, Dtype::Bf16, Some(Tier::Bf16), u8, Some(TmaElem::Bf16), {
     "gemm_bf16_nt_tma_128x256" => GemmBf16NtTma128x256,
 });
 
-gemm_input!(F16, Dtype::F16, Some(Tier::Fp16), u8, Some(TmaElem::F16), {
+gemm_input!(F16, Dtype::F16, Some(Tier::Fp16), u8, {
     "gemm_fp16_nn_wgmma_128x256" => GemmFp16NnWgmma128x256,
     "gemm_fp16_tn_wgmma_128x256" => GemmFp16TnWgmma128x256,
     "gemm_fp16_nt_wgmma_128x256" => GemmFp16NtWgmma128x256,
@@ -385,7 +381,7 @@ gemm_input!(F16, Dtype::F16, Some(Tier::Fp16), u8, Some(TmaElem::F16), {
     "gemm_fp16_nt_tma_128x256" => GemmFp16NtTma128x256,
 });
 
-gemm_input!(f32, Dtype::F32, None, f32, None, {
+gemm_input!(f32, Dtype::F32, None, f32, {
     "gemm_tf32_nt_wgmma_128x256" => GemmTf32NtWgmma128x256,
     "gemm_tf32_nn_128x256" => GemmTf32Nn128x256,
     "gemm_tf32_tn_128x256" => GemmTf32Tn128x256,
@@ -754,10 +750,11 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         (lda, ldb) = (prep.kp.max(1), prep.kp.max(1));
     }
     if let Schedule::Tma(t) = pl.schedule {
-        let elem = T::TMA_ELEM.ok_or_else(|| Error::UnknownKernel {
-            name: pl.entry.clone(),
-            available: vec![],
-        })?;
+        let elem = match T::DTYPE {
+            Dtype::Bf16 => TmaElem::Bf16,
+            Dtype::F16 => TmaElem::F16,
+            Dtype::F32 => TmaElem::F32,
+        };
         let [map_a, map_b] = tma_operands(p, &t, v.a.ptr.as_raw(), v.b.ptr.as_raw(), elem);
         let args = TmaArgs::<T> {
             tma_a: map_a.encode()?,

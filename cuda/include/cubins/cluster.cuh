@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "cubins/mbarrier.cuh"
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define CUBINS_HAS_CLUSTERS 1
 #define CUBINS_CLUSTER_DIMS(x) __cluster_dims__(x, 1, 1)
@@ -56,15 +58,12 @@ __device__ __forceinline__ void cluster_sync() {
 // An mbarrier in this CTA's shared memory expecting one arrival per phase. Initialize it
 // before the cluster barrier that precedes any peer's use of it.
 __device__ __forceinline__ void mbarrier_init_cluster_visible(uint64_t* bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(shared_addr(bar)) : "memory");
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  mbarrier_init(shared_addr(bar), 1);
+  fence_mbarrier_init();
 }
 
-// The one arrival of the barrier's current phase, which then completes once `bytes` more
-// have landed (counted by the stores that name it, before or after this arrival).
 __device__ __forceinline__ void mbarrier_arrive_expect_bytes(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(shared_addr(bar)), "r"(bytes)
-               : "memory");
+  mbarrier_arrive_expect_bytes(shared_addr(bar), bytes);
 }
 
 // Stores v at a peer CTA's shared::cluster address and counts its 8 bytes on the peer's
@@ -75,18 +74,8 @@ __device__ __forceinline__ void cluster_store_counted(uint32_t peer_addr, float2
                : "memory");
 }
 
-// Waits until the phase of `bar` with this parity has completed; what the stores counted
-// on it wrote is then visible to this thread.
 __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      "  .reg .pred done;\n"
-      "WAIT_%=:\n"
-      "  mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "  @!done bra WAIT_%=;\n"
-      "}\n" ::"r"(shared_addr(bar)),
-      "r"(parity)
-      : "memory");
+  mbarrier_wait_parity(shared_addr(bar), parity);
 }
 
 // A read of this CTA's shared memory that the compiler cannot fold: peers write it.

@@ -44,14 +44,14 @@ struct TmaTile {
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
 };
 
-// Arguments of the warp-specialized entry points (the operands come as tensor maps).
-struct TmaGemmArgs {
-  void* c;
-  const float* bias;
-  int m, n, k, ldc;
-  float alpha, beta;
-  unsigned flags;
-};
+// Stores two adjacent outputs as one access at p (aligned to both).
+template <class OutT>
+__device__ __forceinline__ void store_two(OutT* p, OutT v0, OutT v1) {
+  struct __align__(2 * sizeof(OutT)) Two {
+    OutT x, y;
+  };
+  *reinterpret_cast<Two*>(p) = Two{v0, v1};
+}
 
 // Writes elements (row, col) and (row, col + 1): one access when C allows vector stores and
 // both lie inside N, else element by element.
@@ -62,35 +62,16 @@ __device__ __forceinline__ void store_pair(const EpilogueArgs& e, OutT* c, int r
     OutT* p = c + static_cast<int64_t>(row) * e.ldc + col;
     const float old0 = e.beta != 0.0f ? to_float(p[0]) : 0.0f;
     const float old1 = e.beta != 0.0f ? to_float(p[1]) : 0.0f;
-    const OutT r0 = from_float<OutT>(e.apply(v0, old0, col));
-    const OutT r1 = from_float<OutT>(e.apply(v1, old1, col + 1));
-    if constexpr (sizeof(OutT) == 4) {
-      *reinterpret_cast<float2*>(p) = make_float2(r0, r1);
-    } else {
-      struct __align__(4) Pair {
-        OutT x, y;
-      };
-      *reinterpret_cast<Pair*>(p) = Pair{r0, r1};
-    }
+    store_two(p, from_float<OutT>(e.apply(v0, old0, col)), from_float<OutT>(e.apply(v1, old1, col + 1)));
   } else {
     store_one(e, c, row, col, v0);
     store_one(e, c, row, col + 1, v1);
   }
 }
 
-// Stores v0, v1 rounded to T at p (4-byte aligned): the epilogue with alpha = 1, beta = 0 and
-// no bias, which is the conversion alone (EpilogueArgs::apply's product by 1 is exact).
-template <class T>
-__device__ __forceinline__ void store_pair_plain(T* p, float v0, float v1) {
-  struct __align__(4) Pair {
-    T x, y;
-  };
-  *reinterpret_cast<Pair*>(p) = Pair{from_float<T>(v0), from_float<T>(v1)};
-}
-
+// `p` holds everything but the operands (a, b, lda, ldb unused: the tensor maps carry them).
 template <class T, Layout L>
-__device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUtensorMap* tma_b,
-                                            const TmaGemmArgs& p) {
+__device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUtensorMap* tma_b, const GemmArgs& p) {
 #if CUBINS_HAS_WGMMA
   using Tile = TmaTile;
   constexpr bool kAK = LayoutTraits<L>::a_k_major;
@@ -106,10 +87,10 @@ __device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUte
   const int wg = static_cast<int>(threadIdx.x) / 128, t_wg = static_cast<int>(threadIdx.x) % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
-      mbar_init(full(s), 1);
-      mbar_init(empty(s), Tile::kConsumers);
+      mbarrier_init(full(s), 1);
+      mbarrier_init(empty(s), Tile::kConsumers);
     }
-    fence_mbar_init();
+    fence_mbarrier_init();
   }
   __syncthreads();
   const int tiles_m = ceil_div(p.m, BM), tiles_n = ceil_div(p.n, BN), tiles = tiles_m * tiles_n;
@@ -124,10 +105,10 @@ __device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUte
         const int m0 = tc.m * BM, n0 = tc.n * BN;
         for (int kt = 0; kt < ktiles; ++kt, ++it) {
           const int s = it % S;
-          mbar_wait(empty(s), ((it / S) & 1) ^ 1);  // the first pass finds every stage free
+          mbarrier_wait_parity(empty(s), ((it / S) & 1) ^ 1);  // the first pass finds every stage free
           const unsigned sa = ring + s * Tile::kStageBytes, sb = sa + Tile::kBytesA;
           const int k0 = kt * BK;
-          mbar_arrive_expect_tx(full(s), Tile::kStageBytes);
+          mbarrier_arrive_expect_bytes(full(s), Tile::kStageBytes);
           // K-major operands: one box of rows x 64 k; MN-major: 64-wide panels of 64 k rows.
           if (kAK) {
             tma_load_2d(sa, tma_a, full(s), k0, m0);
@@ -151,12 +132,11 @@ __device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUte
     const uint64_t da0 = smem_descriptor(ring + cw * Tile::kPanelBytes, kAK ? 16 : Tile::kPanelBytes, 8 * 128);
     const uint64_t db0 = smem_descriptor(ring + Tile::kBytesA, kBK ? 16 : Tile::kPanelBytes, 8 * 128);
     const int warp = t_wg / 32, lane = t_wg % 32;
-    const EpilogueArgs e{p.alpha, p.beta, (p.flags & CUBINS_GEMM_BIAS) ? p.bias : nullptr, p.m, p.n, p.ldc,
-                         (p.flags & CUBINS_GEMM_VEC_C) != 0};
+    const EpilogueArgs e = EpilogueArgs::from(p);
     const bool out_f32 = (p.flags & CUBINS_GEMM_OUT_F32) != 0;
     const bool plain = !out_f32 && p.alpha == 1.0f && p.beta == 0.0f && e.bias == nullptr && e.vec_c;
     auto release = [&](int s) {
-      if (t_wg == 0) mbar_arrive(empty(s));
+      if (t_wg == 0) mbarrier_arrive(empty(s));
     };
     float d[BN / 2];
     int it = 0;
@@ -166,7 +146,7 @@ __device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUte
       for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
       for (int kt = 0; kt < ktiles; ++kt, ++it) {
         const int s = it % S;
-        mbar_wait(full(s), (it / S) & 1);
+        mbarrier_wait_parity(full(s), (it / S) & 1);
         const uint64_t off = static_cast<uint64_t>(s * Tile::kStageBytes) >> 4;
         wgmma_fence();
 #pragma unroll
@@ -187,7 +167,8 @@ __device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUte
       const int row0 = tc.m * BM + cw * 64 + warp * 16 + lane / 4;
       const int col0 = tc.n * BN + 2 * (lane % 4);
       // The common call (C = A B in the input type, a whole tile, pairs aligned) converts and
-      // stores each pair with nothing to decide; every other call takes the general store.
+      // stores each pair with nothing to decide (apply's product by alpha = 1 is exact, so the
+      // bits are the general store's); every other call takes the general store.
       const bool whole = (tc.m + 1) * BM <= p.m && (tc.n + 1) * BN <= p.n;
       if (plain && whole) {
         T* c = static_cast<T*>(p.c);
@@ -196,7 +177,8 @@ __device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUte
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const int row = row0 + 8 * h, col = col0 + 8 * j;
-            store_pair_plain(c + static_cast<int64_t>(row) * p.ldc + col, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+            store_two(c + static_cast<int64_t>(row) * p.ldc + col, from_float<T>(d[4 * j + 2 * h]),
+                      from_float<T>(d[4 * j + 2 * h + 1]));
           }
         }
       } else {
@@ -231,6 +213,6 @@ __device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUte
   extern "C" __global__ void __launch_bounds__(cubins::gemm::TmaTile::kThreads, 1)                                  \
       NAME(const __grid_constant__ CUtensorMap tma_a, const __grid_constant__ CUtensorMap tma_b, void* __restrict__ c, \
            const float* __restrict__ bias, int m, int n, int k, int ldc, float alpha, float beta, unsigned flags) {    \
-    cubins::gemm::gemm_tma_ws<T, cubins::gemm::Layout::LAYOUT>(&tma_a, &tma_b,                                      \
-                                                               {c, bias, m, n, k, ldc, alpha, beta, flags});         \
+    cubins::gemm::gemm_tma_ws<T, cubins::gemm::Layout::LAYOUT>(                                                   \
+        &tma_a, &tma_b, {nullptr, nullptr, c, bias, m, n, k, 0, 0, ldc, alpha, beta, flags});                        \
   }
