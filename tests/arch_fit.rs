@@ -273,6 +273,7 @@ fn every_gemm_choice_fits_its_arch() {
                         let choice = Choice {
                             schedule: Some(s),
                             grid: None,
+                            splits: None,
                         };
                         let Ok(pl) = plan::plan(&p, &device, &choice, false) else {
                             continue;

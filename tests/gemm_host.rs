@@ -17,6 +17,7 @@ use gemm_common::model::{
 };
 use gemm_common::plan::{
     self, Choice, DeviceFacts, Dtype, Layout, Plan, PlanError, Problem, Schedule, SmemClass, Tier,
+    Workspace,
 };
 use gemm_common::reference::pedantic_f32;
 
@@ -842,6 +843,7 @@ fn selector_picks_per_shape() {
     let tma = Choice {
         schedule: Some(Schedule::Tma(plan::TILE_TMA)),
         grid: None,
+        splits: None,
     };
     for tier in [Tier::Bf16, Tier::Fp16] {
         for layout in Layout::ALL {
@@ -1130,6 +1132,7 @@ fn tf32_takes_wgmma_only_with_a_workspace_on_the_sm90a_route() {
         let forced = Choice {
             schedule: Some(Schedule::Wgmma(plan::TILE_WGMMA_TF32)),
             grid: None,
+            splits: None,
         };
         for q in [
             with_ws(p, need - 1, 1 << 30),
@@ -1148,6 +1151,7 @@ fn tf32_takes_wgmma_only_with_a_workspace_on_the_sm90a_route() {
     let forced = Choice {
         schedule: Some(Schedule::Wgmma(plan::TILE_WGMMA_TF32)),
         grid: None,
+        splits: None,
     };
     let k0 = problem(Tier::Tf32, Layout::TN, 4096, 4096, 0);
     let pl = plan::plan(&k0, &H200_SM90A, &forced, false).unwrap();
@@ -1172,6 +1176,7 @@ fn plan_rejects_bad_problems() {
     let wgmma = Choice {
         schedule: Some(Schedule::Wgmma(plan::TILE_WGMMA)),
         grid: None,
+        splits: None,
     };
     let forced = plan::plan(&p, &H200, &wgmma, false);
     assert!(
@@ -1231,6 +1236,7 @@ fn plan_rejects_bad_problems() {
         let choice = Choice {
             schedule: Some(Schedule::Decode(d)),
             grid: None,
+            splits: None,
         };
         plan::plan(&p, &H200, &choice, false)
     };
@@ -1273,6 +1279,7 @@ fn plan_rejects_bad_problems() {
         &Choice {
             schedule: Some(Schedule::Mma(plan::TILE_LARGE)),
             grid: None,
+            splits: None,
         },
         false,
     );
@@ -1307,6 +1314,7 @@ fn only_the_pedantic_tier_takes_a_grid() {
             &Choice {
                 schedule: None,
                 grid: Some(g),
+                splits: None,
             },
             false,
         )
@@ -1318,7 +1326,8 @@ fn only_the_pedantic_tier_takes_a_grid() {
         &H200,
         &Choice {
             schedule: None,
-            grid: Some(0)
+            grid: Some(0),
+            splits: None,
         },
         false
     )
@@ -1330,6 +1339,7 @@ fn only_the_pedantic_tier_takes_a_grid() {
         &Choice {
             schedule: None,
             grid: Some(7),
+            splits: None,
         },
         false,
     )
@@ -1509,7 +1519,11 @@ fn every_planned_entry_is_declared() {
     let gemm_declared = manifest
         .kernels
         .keys()
-        .filter(|k| k.starts_with("gemm_") && k.as_str() != plan::TF32_PREPARE_ENTRY)
+        .filter(|k| {
+            k.starts_with("gemm_")
+                && k.as_str() != plan::TF32_PREPARE_ENTRY
+                && !k.starts_with("gemm_splitk_reduce_")
+        })
         .count();
     assert_eq!(gemm_declared, planned.len());
 }
@@ -1563,4 +1577,223 @@ fn tf32_prepare_entry_matches_the_plan() {
         "constexpr int kThreads = {};",
         plan::TF32_PREPARE_BLOCK
     )));
+}
+
+/// The split-K reduce pass the planner launches exists for every output type, with the
+/// planner's block size and the parameters its launcher passes.
+#[test]
+fn splitk_reduce_entries_match_the_plan() {
+    let manifest = cubins_build::manifest::Manifest::load(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/kernels.toml"),
+    )
+    .expect("kernels.toml");
+    for out in [Dtype::Bf16, Dtype::F16, Dtype::F32] {
+        let name = plan::splitk_reduce_entry(out);
+        let entry = &manifest.kernels[&name];
+        assert_eq!(entry.file, "gemm_splitk.cu", "{name}");
+        assert_eq!(entry.block_sizes, vec![plan::SPLITK_REDUCE_BLOCK], "{name}");
+        let params: Vec<String> = [
+            "partial: *const f32".to_string(),
+            format!("c: *mut {}", out.name()),
+            "bias: *const f32".into(),
+        ]
+        .into_iter()
+        .chain(
+            [
+                "m: i32",
+                "n: i32",
+                "ldc: i32",
+                "splits: i32",
+                "alpha: f32",
+                "beta: f32",
+                "flags: u32",
+            ]
+            .map(String::from),
+        )
+        .collect();
+        assert_eq!(entry.params, params, "{name}");
+    }
+    let source = cuda_file("gemm_splitk.cu");
+    assert!(source.contains(&format!(
+        "constexpr int kThreads = {};",
+        plan::SPLITK_REDUCE_BLOCK
+    )));
+}
+
+/// `p` with a workspace as large as any plan asks for.
+fn with_workspace(mut p: Problem) -> Problem {
+    p.workspace = Some(Workspace {
+        addr: 0,
+        bytes: u64::MAX,
+    });
+    p
+}
+
+/// Split K: a small M x N with a long K (the random sweep's cliff: 5-23 output tiles for 132
+/// SMs) splits where a workspace is lent, into slices that fill at most one wave, none of
+/// them empty or shorter than the minimum; without a workspace the same tile runs unsplit.
+#[test]
+fn small_outputs_with_a_long_k_split_k_where_a_workspace_is_lent() {
+    let shapes = [
+        (Layout::NN, 41, 721, 1923),
+        (Layout::NN, 2, 134, 5733),
+        (Layout::TN, 100, 300, 8000),
+        (Layout::NT, 64, 64, 16384),
+        (Layout::NN, 300, 200, 4096),
+    ];
+    for tier in [Tier::Bf16, Tier::Fp16, Tier::Tf32] {
+        for (layout, m, n, k) in shapes {
+            for device in [H200, H200_SM90A] {
+                let p = with_workspace(problem(tier, layout, m, n, k));
+                let what = format!(
+                    "{} {} {m}x{n}x{k} wgmma={}",
+                    tier.name(),
+                    layout.name(),
+                    device.wgmma
+                );
+                let pl = plan::plan(&p, &device, &Choice::default(), false).unwrap();
+                let Schedule::Mma(t) = pl.schedule else {
+                    // TF32 on the sm_90a route runs its wgmma kernel after the operand pass.
+                    assert!(
+                        tier == Tier::Tf32 && device.wgmma && pl.split.is_none(),
+                        "{what}: {pl:?}"
+                    );
+                    continue;
+                };
+                let split = pl
+                    .split
+                    .unwrap_or_else(|| panic!("{what}: no split in {pl:?}"));
+                let k_tiles = k.div_ceil(t.bk);
+                assert!(split.splits >= 2, "{what}: {split:?}");
+                assert!(
+                    u64::from(pl.grid) * u64::from(split.splits) <= u64::from(device.sm_count),
+                    "{what}: {split:?}"
+                );
+                assert!(
+                    split.k_tiles_per_slice * t.bk >= plan::SPLITK_MIN_SLICE_K.min(k),
+                    "{what}: {split:?}"
+                );
+                assert!(
+                    split.k_tiles_per_slice * (split.splits - 1) < k_tiles
+                        && k_tiles <= split.k_tiles_per_slice * split.splits,
+                    "{what}: {split:?} leaves a slice empty or a k tile out ({k_tiles} k tiles)"
+                );
+                assert_eq!(
+                    pl.workspace_bytes,
+                    u64::from(split.splits) * u64::from(m) * u64::from(n) * 4,
+                    "{what}"
+                );
+                assert!(
+                    pl.stamp_fields()
+                        .contains(&format!("split=\"k x{}", split.splits)),
+                    "{what}"
+                );
+
+                let bare = plan::plan(
+                    &problem(tier, layout, m, n, k),
+                    &device,
+                    &Choice::default(),
+                    false,
+                )
+                .unwrap();
+                assert_eq!(
+                    (bare.schedule, bare.split, bare.workspace_bytes),
+                    (pl.schedule, None, 0),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
+/// No split where the tiles already fill the GPU, where K is short, for the decode kernel, or
+/// for a forced `splits: Some(1)`.
+#[test]
+fn full_waves_short_k_and_decode_do_not_split() {
+    let cases = [
+        (Tier::Bf16, Layout::NN, 4096, 4096, 4096),
+        (Tier::Bf16, Layout::NT, 2048, 2048, 16384),
+        (Tier::Bf16, Layout::NN, 41, 721, 300),
+        (Tier::Bf16, Layout::NN, 16, 4096, 4096),
+        (Tier::Fp16, Layout::NT, 1, 128, 8192),
+        (Tier::F32Pedantic, Layout::NN, 32, 32, 65536),
+    ];
+    for (tier, layout, m, n, k) in cases {
+        let p = with_workspace(problem(tier, layout, m, n, k));
+        let pl = plan::plan(&p, &H200_SM90A, &Choice::default(), false).unwrap();
+        assert_eq!(
+            pl.split,
+            None,
+            "{} {} {m}x{n}x{k}: {pl:?}",
+            tier.name(),
+            layout.name()
+        );
+    }
+    let p = with_workspace(problem(Tier::Bf16, Layout::NN, 2, 134, 5733));
+    let off = Choice {
+        splits: Some(1),
+        ..Choice::default()
+    };
+    assert_eq!(plan::plan(&p, &H200, &off, false).unwrap().split, None);
+}
+
+/// A forced split is honoured on mma.sync tiles (more slices than k tiles: one k tile each)
+/// and refused with its reason elsewhere: another schedule, no workspace, zero slices, K = 0.
+#[test]
+fn forced_splits_are_honoured_or_refused_with_the_rule() {
+    let forced = |splits, schedule| Choice {
+        schedule,
+        grid: None,
+        splits: Some(splits),
+    };
+    let p = with_workspace(problem(Tier::Bf16, Layout::NN, 300, 200, 640));
+    let small = Some(Schedule::Mma(plan::TILE_SMALL));
+    let pl = plan::plan(&p, &H200, &forced(3, small), false).unwrap();
+    let split = pl.split.unwrap();
+    assert_eq!(
+        (split.splits, split.k_tiles_per_slice),
+        (3, 4),
+        "640 = 10 k tiles of 64: 4 + 4 + 2"
+    );
+    let pl = plan::plan(&p, &H200, &forced(64, small), false).unwrap();
+    assert_eq!(
+        (
+            pl.split.unwrap().splits,
+            pl.split.unwrap().k_tiles_per_slice
+        ),
+        (10, 1)
+    );
+
+    let refusals: [(Problem, Choice, &str); 4] = [
+        (
+            with_workspace(problem(Tier::Bf16, Layout::NN, 300, 200, 640)),
+            forced(2, Some(Schedule::Wgmma(plan::TILE_WGMMA))),
+            "only the mma.sync tiles split K",
+        ),
+        (
+            problem(Tier::Bf16, Layout::NN, 300, 200, 640),
+            forced(2, small),
+            "workspace of 480000 bytes",
+        ),
+        (
+            with_workspace(problem(Tier::Bf16, Layout::NN, 300, 200, 640)),
+            forced(0, small),
+            "at least one slice",
+        ),
+        (
+            with_workspace(Problem {
+                lda: 1,
+                ..problem(Tier::Bf16, Layout::NN, 300, 200, 0)
+            }),
+            forced(2, small),
+            "nothing to split",
+        ),
+    ];
+    for (p, choice, why) in refusals {
+        let device = H200_SM90A;
+        match plan::plan(&p, &device, &choice, false) {
+            Err(PlanError::Schedule { reason, .. }) => assert!(reason.contains(why), "{reason}"),
+            other => panic!("{choice:?} on {}x{}x{}: {other:?}", p.m, p.n, p.k),
+        }
+    }
 }

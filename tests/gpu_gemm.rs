@@ -837,6 +837,7 @@ fn pedantic_bits_match_the_cpu_for_every_tile_and_grid() {
                         choice: Choice {
                             schedule: Some(s),
                             grid,
+                            splits: None,
                         },
                         ..base
                     };
@@ -1128,6 +1129,83 @@ fn repeat_runs_and_graph_replay_give_the_same_bits() {
         for (m, n) in [(1, 4096), (16, 4096), (1, 8192)] {
             repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &Case::new(layout, m, n, 4096));
         }
+    }
+}
+
+/// Split K (small M x N, long K): the selector splits where the workspace is lent, in every
+/// layout and output type, with alpha, beta and bias, on aligned and element-path operands;
+/// forced splits on the TF32 mma.sync tile and past the k tiles; each against float64, and
+/// repeat runs and graph replay bit-identical (the planes are summed in slice order).
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn split_k_matches_float64_and_repeats_bit_for_bit() {
+    let gpu = gpu();
+    let stream = gpu.stream().unwrap();
+    let split_of = |l: &GemmLaunch, what: &str| {
+        let split = l
+            .plan
+            .split
+            .unwrap_or_else(|| panic!("{what}: not split: {}", l));
+        println!("SPLIT {what}: {l}");
+        split
+    };
+    for layout in Layout::ALL {
+        for (i, (m, n, k)) in [(41, 721, 1923), (2, 134, 5733), (100, 300, 8000)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut case = Case::new(layout, m, n, k);
+            if i == 1 {
+                case = Case {
+                    ld_extra: 3,
+                    align_ld: false,
+                    ..case.scalars(0.75, -0.5, true)
+                };
+            }
+            let seed = (m * 31 + n * 7 + k) as u64;
+            let l = parity_case::<bf16, bf16>(&gpu, &stream, Tier::Bf16, &case, seed);
+            split_of(&l, &case.describe());
+            let l = parity_case::<bf16, f32>(
+                &gpu,
+                &stream,
+                Tier::Bf16,
+                &case.scalars(1.5, 0.25, true),
+                seed,
+            );
+            split_of(&l, &case.describe());
+            let l = parity_case::<f16, f16>(&gpu, &stream, Tier::Fp16, &case, seed);
+            split_of(&l, &case.describe());
+        }
+    }
+    let forced = |case: Case, schedule, splits| Case {
+        choice: Choice {
+            schedule: Some(schedule),
+            grid: None,
+            splits: Some(splits),
+        },
+        ..case
+    };
+    let tf32 = forced(
+        Case::new(Layout::TN, 77, 190, 1100),
+        Schedule::Mma(plan::TILE_TF32_SMALL),
+        5,
+    );
+    let l = parity_case::<f32, f32>(&gpu, &stream, Tier::Tf32, &tf32.scalars(1.0, 0.5, true), 7);
+    assert_eq!(split_of(&l, &tf32.describe()).splits, 5);
+    let many = forced(
+        Case::new(Layout::NT, 33, 65, 1000),
+        Schedule::Mma(plan::TILE_SMALL),
+        32,
+    );
+    let l = parity_case::<bf16, bf16>(&gpu, &stream, Tier::Bf16, &many, 8);
+    assert_eq!(
+        split_of(&l, &many.describe()).splits,
+        1000usize.div_ceil(64) as u32
+    );
+
+    for layout in Layout::ALL {
+        repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &Case::new(layout, 41, 721, 1923));
+        repeat_and_graph::<f16, f32>(&gpu, Tier::Fp16, &Case::new(layout, 2, 134, 5733));
     }
 }
 

@@ -31,6 +31,7 @@
 
 pub mod plan;
 
+use plan::flags;
 pub use plan::{Choice, Dtype, Layout, Plan, PlanError, Problem, Schedule, Tier, Workspace};
 
 use super::rows::check_disjoint;
@@ -109,6 +110,13 @@ impl GemmDesc {
         self.choice.grid = Some(blocks);
         self
     }
+
+    /// Split K into `splits` slices (mma.sync tiles; 1: no split), with the workspace of
+    /// [`gemm_with_workspace`] holding their f32 planes.
+    pub fn with_splits(mut self, splits: u32) -> GemmDesc {
+        self.choice.splits = Some(splits);
+        self
+    }
 }
 
 /// What one GEMM call chose.
@@ -131,16 +139,23 @@ impl GemmLaunch {
             let prepare = gpu.route(plan::TF32_PREPARE_ENTRY)?;
             line += &format!(" prepare_route={}", prepare.brief());
         }
+        if self.plan.split.is_some() {
+            let reduce = gpu.route(&plan::splitk_reduce_entry(self.problem.out))?;
+            line += &format!(" reduce_route={}", reduce.brief());
+        }
         Ok(line)
     }
 }
 
 impl GemmLaunch {
-    /// The GEMM kernel's launch geometry (the operand pass, where one runs, has its own).
+    /// The GEMM kernel's launch geometry: its tiles, by the slices of K where it splits (the
+    /// operand and reduce passes, where they run, have their own).
     pub fn config(&self) -> LaunchConfig {
-        LaunchConfig::linear(self.plan.grid, self.plan.block)
+        let mut config = LaunchConfig::linear(self.plan.grid, self.plan.block)
             .with_dynamic_smem(self.plan.dynamic_smem_bytes)
-            .with_programmatic_dependent(self.programmatic)
+            .with_programmatic_dependent(self.programmatic);
+        config.grid[2] = self.plan.split.map_or(1, |s| s.splits);
+        config
     }
 
     /// The record every op returns: the GEMM entry point, its geometry, and this call's
@@ -774,7 +789,7 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         unsafe { T::launch_tma(gpu, stream, &launch.config(), &pl.entry, &args)? };
         return Ok(launch);
     }
-    let args = KernelArgs::<T> {
+    let mut args = KernelArgs::<T> {
         a: a_ptr,
         b: b_ptr,
         c: v.c.ptr.cast(),
@@ -789,13 +804,56 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         beta: desc.beta,
         flags: pl.flags,
     };
+    let split = match (pl.split, v.workspace) {
+        (Some(split), Some(w)) => Some((split, w.ptr)),
+        _ => None,
+    };
+    if let Some((_, ws)) = split {
+        // The slices write raw sums to their planes: [splits][M][N] f32, 16-byte aligned.
+        args = KernelArgs {
+            c: ws.cast(),
+            bias: DevicePtr::null(),
+            ldc: p.n as i32,
+            alpha: 1.0,
+            beta: 0.0,
+            flags: (pl.flags & (flags::VEC_A | flags::VEC_B))
+                | flags::OUT_F32
+                | if p.n % 4 == 0 { flags::VEC_C } else { 0 },
+            ..args
+        };
+    }
     let config = launch.config();
     // SAFETY: gemm_plan checked that A, B, C and bias cover every element the kernel
     // indexes (spans from the leading dimensions), that the touched part of C overlaps no
     // input, and computed the vector-access flags from these exact addresses and leading
     // dimensions; dimensions fit the kernels' i32 arithmetic (at most 2^30). A programmatic
-    // launch is only planned for kernels that wait on the grid dependency first.
+    // launch is only planned for kernels that wait on the grid dependency first. A split's
+    // planes lie in the workspace, which holds them, is 16-byte aligned and overlaps nothing
+    // else (checked by the plan).
     unsafe { T::launch(gpu, stream, &config, &pl.entry, &args)? };
+    if let Some((split, ws)) = split {
+        let config = LaunchConfig::linear(split.reduce_grid, split.reduce_block);
+        // SAFETY: the planes hold splits x M x N floats, written by the launch above on this
+        // stream; C covers M rows of ldc (checked), and VEC_C is C's own alignment.
+        unsafe {
+            gpu.kernel::<l::GemmSplitkReduce<O>>()?.launch(
+                &stream,
+                &config,
+                (
+                    ws,
+                    v.c.ptr,
+                    v.bias.map_or(DevicePtr::null(), |b| b.ptr),
+                    p.m as i32,
+                    p.n as i32,
+                    p.ldc as i32,
+                    split.splits as i32,
+                    desc.alpha,
+                    desc.beta,
+                    pl.flags & (flags::BIAS | flags::VEC_C),
+                ),
+            )?
+        };
+    }
     Ok(launch)
 }
 

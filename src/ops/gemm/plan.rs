@@ -490,6 +490,53 @@ impl Tf32Prepare {
     }
 }
 
+/// Entry point of the split-K reduce pass (`cuda/gemm_splitk.cu`) for C's element type, and
+/// its block size.
+pub fn splitk_reduce_entry(out: Dtype) -> String {
+    format!("gemm_splitk_reduce_{}", out.name())
+}
+pub const SPLITK_REDUCE_BLOCK: u32 = 256;
+/// The fewest k values the selector gives one slice (at least one k tile): below it a
+/// slice's ring barely fills before it drains.
+pub const SPLITK_MIN_SLICE_K: u32 = 256;
+/// The most slices: the reduce pass reads every plane once.
+pub const SPLITK_MAX_SPLITS: u32 = 32;
+
+/// Split K (mma.sync tiles, where M x N gives fewer than half the SMs an output tile and K is
+/// long): `splits` slices of the K loop run side by side as grid z, each multiplying
+/// `k_tiles_per_slice` k tiles (the last may have fewer) and writing raw f32 sums to its own
+/// M x N plane of the workspace; the reduce pass then sums the planes in slice order (the same
+/// bits on every run) and applies alpha, beta, bias and the output type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitK {
+    pub splits: u32,
+    pub k_tiles_per_slice: u32,
+    /// The reduce pass: blocks (grid-stride over four-column groups) and threads.
+    pub reduce_grid: u32,
+    pub reduce_block: u32,
+}
+
+impl SplitK {
+    /// `splits` slices of `k_tiles` k tiles (fewer where they would leave a slice empty).
+    fn new(splits: u32, k_tiles: u32, m: u32, n: u32) -> SplitK {
+        let per = k_tiles.div_ceil(splits.max(1)).max(1);
+        let groups = u64::from(m) * u64::from(n.div_ceil(4));
+        SplitK {
+            splits: k_tiles.div_ceil(per).max(1),
+            k_tiles_per_slice: per,
+            reduce_grid: groups
+                .div_ceil(u64::from(SPLITK_REDUCE_BLOCK))
+                .clamp(1, 1 << 20) as u32,
+            reduce_block: SPLITK_REDUCE_BLOCK,
+        }
+    }
+
+    /// Workspace bytes of the planes for an M x N problem.
+    pub fn workspace_bytes(&self, m: u32, n: u32) -> u64 {
+        u64::from(self.splits) * u64::from(m) * u64::from(n) * 4
+    }
+}
+
 /// One GEMM problem as the kernels see it: shapes, leading dimensions (elements) and the
 /// facts about buffer addresses that decide vector access.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -698,6 +745,8 @@ pub struct Plan {
     pub flags: u32,
     /// The operand pass that runs first (TF32 on wgmma), writing the workspace.
     pub prepare: Option<Tf32Prepare>,
+    /// Split K: the GEMM kernel's slices write the workspace, a reduce pass writes C.
+    pub split: Option<SplitK>,
     /// Workspace bytes the plan uses (0: none).
     pub workspace_bytes: u64,
 }
@@ -717,6 +766,12 @@ impl Plan {
             s += &format!(
                 " prepare=\"{} tf32-rna k-major kp={} grid={} flags={:#x}\" workspace={}",
                 TF32_PREPARE_ENTRY, prep.kp, prep.grid, prep.flags, self.workspace_bytes
+            );
+        }
+        if let Some(split) = &self.split {
+            s += &format!(
+                " split=\"k x{} k_tiles={} reduce grid={}\" workspace={}",
+                split.splits, split.k_tiles_per_slice, split.reduce_grid, self.workspace_bytes
             );
         }
         s
@@ -881,6 +936,8 @@ pub struct Choice {
     pub schedule: Option<Schedule>,
     /// Blocks to launch; only the pedantic tier (grid-stride over tiles) takes one.
     pub grid: Option<u32>,
+    /// Slices of K (mma.sync tiles; 1: no split); the selector's where `None`.
+    pub splits: Option<u32>,
 }
 
 /// The full plan for `p`: schedule (selected, or chosen), grid, block, shared memory, flags.
@@ -932,6 +989,7 @@ pub fn plan(
         }
     };
     let prepare = runs_tf32_prepare(p.tier, &schedule).then(|| Tf32Prepare::for_problem(p));
+    let split = split_k(p, device, &schedule, blocks, choice.splits)?;
     let mut f = 0;
     if bias {
         f |= flags::BIAS;
@@ -957,6 +1015,78 @@ pub fn plan(
         dynamic_smem_bytes: smem,
         flags: f,
         prepare,
-        workspace_bytes: prepare.map_or(0, |prep| prep.workspace_bytes(p.m, p.n)),
+        split,
+        workspace_bytes: match (prepare, split) {
+            (Some(prep), _) => prep.workspace_bytes(p.m, p.n),
+            (_, Some(split)) => split.workspace_bytes(p.m, p.n),
+            _ => 0,
+        },
     })
+}
+
+/// The split of K for `schedule` on `p` (`blocks` output tiles), forced or the selector's:
+/// an mma.sync tile that leaves more than half the SMs without an output tile, with K long
+/// enough for two slices of [`SPLITK_MIN_SLICE_K`], takes as many slices as fill one wave
+/// (at most [`SPLITK_MAX_SPLITS`]) when the workspace holds their planes; otherwise none.
+fn split_k(
+    p: &Problem,
+    device: &DeviceFacts,
+    schedule: &Schedule,
+    blocks: u64,
+    forced: Option<u32>,
+) -> Result<Option<SplitK>, PlanError> {
+    let refuse = |reason: String| PlanError::Schedule {
+        requested: format!(
+            "{} split {}x",
+            entry_name(p.tier, p.layout, schedule),
+            forced.unwrap_or(0)
+        ),
+        reason,
+    };
+    let Schedule::Mma(t) = schedule else {
+        return match forced {
+            None | Some(1) => Ok(None),
+            Some(_) => Err(refuse("only the mma.sync tiles split K".into())),
+        };
+    };
+    let k_tiles = p.k.div_ceil(t.bk);
+    if blocks == 0 || k_tiles == 0 {
+        return match forced {
+            None | Some(1) => Ok(None),
+            Some(_) => Err(refuse("an empty C or K = 0 has nothing to split".into())),
+        };
+    }
+    let room = |split: &SplitK| {
+        p.workspace
+            .is_some_and(|w| w.addr % 16 == 0 && w.bytes >= split.workspace_bytes(p.m, p.n))
+    };
+    match forced {
+        Some(0) => Err(refuse("a split takes at least one slice".into())),
+        Some(1) => Ok(None),
+        Some(s) => {
+            let split = SplitK::new(s.min(SPLITK_MAX_SPLITS), k_tiles, p.m, p.n);
+            if split.splits == 1 {
+                return Ok(None); // one k tile: nothing to share
+            }
+            if !room(&split) {
+                return Err(refuse(format!(
+                    "needs a 16-byte aligned workspace of {} bytes for its f32 planes (gemm_with_workspace; \
+                     gemm_workspace_len says how much)",
+                    split.workspace_bytes(p.m, p.n)
+                )));
+            }
+            Ok(Some(split))
+        }
+        None => {
+            let sms = u64::from(device.sm_count.max(1));
+            if blocks * 2 > sms {
+                return Ok(None);
+            }
+            let wave = sms / blocks;
+            let deep = u64::from(k_tiles / SPLITK_MIN_SLICE_K.div_ceil(t.bk));
+            let splits = wave.min(deep).min(u64::from(SPLITK_MAX_SPLITS)) as u32;
+            let split = SplitK::new(splits, k_tiles, p.m, p.n);
+            Ok((split.splits >= 2 && room(&split)).then_some(split))
+        }
+    }
 }

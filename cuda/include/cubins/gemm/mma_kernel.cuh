@@ -69,11 +69,19 @@ __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
   const int wn = (warp % Tile::kWarpsN) * Tile::kWarpN;
   const bool vec_a = (p.flags & CUBINS_GEMM_VEC_A) != 0;
   const bool vec_b = (p.flags & CUBINS_GEMM_VEC_B) != 0;
-  const int ktiles = ceil_div(p.k, BK);
+  // Split K (gridDim.z > 1, the planner's SplitK): slice z multiplies k tiles
+  // [z * per, (z + 1) * per) and stores its raw sums to the z-th M x ldc plane of C, the
+  // workspace (the plan passes alpha 1, beta 0, no bias, f32 output); gemm_splitk_reduce sums
+  // the planes in slice order. The usual launch is one slice: the whole K loop.
+  const int ktiles_all = ceil_div(p.k, BK);
+  const int per_slice = ceil_div(ktiles_all, static_cast<int>(gridDim.z));
+  const int kt_first = static_cast<int>(blockIdx.z) * per_slice;
+  const int ktiles = max(0, min(per_slice, ktiles_all - kt_first));
 
   auto issue = [&](int stage, int kt) {
     uint4* sa = smem + stage * kStageChunks;
-    copy_operand_tiles<T, CopyA, CopyB, kAK, kBK_>(sa, sa + kChunksA, p, m_base, n_base, kt * BK, vec_a, vec_b, tid);
+    copy_operand_tiles<T, CopyA, CopyB, kAK, kBK_>(sa, sa + kChunksA, p, m_base, n_base, (kt_first + kt) * BK, vec_a,
+                                                   vec_b, tid);
   };
 
   float acc[Tile::kMt][Tile::kNt][4];
@@ -149,7 +157,9 @@ __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
   static_assert(staged_store_bytes<Tile::kWarpN>(Tile::kWarpsM * Tile::kWarpsN) <= Stage::kSmemBytes,
                 "the slices fit in the ring");
   float* slice = reinterpret_cast<float*>(smem) + warp * (staged_store_bytes<Tile::kWarpN>(1) / 4);
-  store_accumulators<T>(p, slice, acc, m_base + wm, n_base + wn, lane);
+  GemmArgs out = p;
+  if (gridDim.z > 1) out.c = static_cast<float*>(p.c) + static_cast<int64_t>(blockIdx.z) * p.m * p.ldc;
+  store_accumulators<T>(out, slice, acc, m_base + wm, n_base + wn, lane);
 }
 
 }  // namespace gemm
