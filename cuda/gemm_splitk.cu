@@ -14,6 +14,8 @@ namespace {
 using cubins::gemm::EpilogueArgs;
 
 constexpr int kThreads = 256;
+// Six blocks per SM (40 registers): without the bound, sm_100's ptxas aims at eight and spills.
+constexpr int kMinBlocks = 6;
 
 template <class OutT>
 __device__ __forceinline__ void splitk_reduce(const float* __restrict__ partial, OutT* __restrict__ c,
@@ -29,27 +31,30 @@ __device__ __forceinline__ void splitk_reduce(const float* __restrict__ partial,
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int row = static_cast<int>(i / quads), col = static_cast<int>(i % quads) * 4;
     const float* p = partial + static_cast<int64_t>(row) * n + col;
-    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (vec) {
 #pragma unroll 4
       for (int z = 0; z < splits; ++z) {
         const float4 v = __ldg(reinterpret_cast<const float4*>(p + z * plane));
-        sum = make_float4(__fadd_rn(sum.x, v.x), __fadd_rn(sum.y, v.y), __fadd_rn(sum.z, v.z), __fadd_rn(sum.w, v.w));
+        s[0] = __fadd_rn(s[0], v.x);
+        s[1] = __fadd_rn(s[1], v.y);
+        s[2] = __fadd_rn(s[2], v.z);
+        s[3] = __fadd_rn(s[3], v.w);
       }
     } else {
       for (int z = 0; z < splits; ++z)
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          if (col + j < n) cubins::gemm::lane_of(sum, j) = __fadd_rn(cubins::gemm::lane_of(sum, j), __ldg(p + z * plane + j));
+          if (col + j < n) s[j] = __fadd_rn(s[j], __ldg(p + z * plane + j));
     }
-    cubins::gemm::store_quad(e, c, row, col, sum);
+    cubins::gemm::store_quad(e, c, row, col, make_float4(s[0], s[1], s[2], s[3]));
   }
 }
 
 }  // namespace
 
 #define CUBINS_SPLITK_REDUCE_ENTRY(NAME, OutT)                                                                  \
-  extern "C" __global__ void __launch_bounds__(kThreads) NAME(const float* __restrict__ partial, OutT* __restrict__ c, \
+  extern "C" __global__ void __launch_bounds__(kThreads, kMinBlocks) NAME(const float* __restrict__ partial, OutT* __restrict__ c, \
                                                          const float* __restrict__ bias, int m, int n, int ldc,  \
                                                          int splits, float alpha, float beta, unsigned flags) {  \
     splitk_reduce<OutT>(partial, c, bias, m, n, ldc, splits, alpha, beta, flags);                              \

@@ -835,10 +835,10 @@ fn selector_picks_per_shape() {
             Schedule::Mma(_)
         ));
     }
-    // On the sm_90a route the wgmma tile takes every 16-bit shape that fills half the SMs
-    // (2048^2: 128 tiles on 132 SMs); smaller ones and decode keep their kernels. The
-    // warp-specialized TMA tile runs when forced: persistent (at most a CTA per SM), and only
-    // where tensor maps can address A and B.
+    // On the sm_90a route the warp-specialized TMA tile takes every 16-bit shape that fills
+    // half the SMs (2048^2: 128 tiles on 132 SMs) where tensor maps can address A and B, the
+    // wgmma tile where they cannot; smaller ones and decode keep their kernels. The TMA tile
+    // is persistent (at most a CTA per SM).
     let on_sm90a = |tier, layout, m, n, k| picked_on(&H200_SM90A, tier, layout, m, n, k).schedule;
     let tma = Choice {
         schedule: Some(Schedule::Tma(plan::TILE_TMA)),
@@ -857,7 +857,7 @@ fn selector_picks_per_shape() {
             ] {
                 assert_eq!(
                     on_sm90a(tier, layout, m, n, k),
-                    Schedule::Wgmma(plan::TILE_WGMMA),
+                    Schedule::Tma(plan::TILE_TMA),
                     "{tier:?} {layout:?} {m}x{n}x{k}"
                 );
                 let p = plan::plan(&problem(tier, layout, m, n, k), &H200_SM90A, &tma, false)
@@ -874,6 +874,9 @@ fn selector_picks_per_shape() {
                     e.contains("tensor maps, which need 16-byte aligned bases"),
                     "{e}"
                 );
+                // The selector falls back to the wgmma tile there.
+                let fallback = plan::plan(&odd, &H200_SM90A, &Choice::default(), false).unwrap();
+                assert_eq!(fallback.schedule, Schedule::Wgmma(plan::TILE_WGMMA));
                 let e = plan::plan(&problem(tier, layout, m, n, k), &H200, &tma, false)
                     .unwrap_err()
                     .to_string();

@@ -843,18 +843,16 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
     Ok(())
 }
 
-/// Picks the schedule for `p`: the decode kernel where it applies, else the wgmma tile where
-/// it runs and fills at least half the SMs, else (16-bit) a skinny tile where M <= 128, else
+/// Picks the schedule for `p`: the decode kernel where it applies, else the TMA tile (where
+/// tensor maps address A and B) or the wgmma tile where it runs and fills at least half the
+/// SMs, else (16-bit) a skinny tile where M <= 128, else
 /// the largest mma.sync tile that still gives every SM a block (a full wave), else a skinny
 /// tile, else the smallest tile.
 pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
-    // The warp-specialized tile runs when forced (`Choice`) until a run measures it ahead of
-    // the wgmma tile: run71 had it at 0.760x / 0.835x of cuBLAS (bf16 NN 4096^3 / 8192^3)
-    // with its general epilogue, where the wgmma tile gives 0.78x / 0.82x.
     let candidates = schedules(p.tier, p.layout, device.smem_class);
     let fitting: Vec<Schedule> = candidates
         .into_iter()
-        .filter(|s| !matches!(s, Schedule::Tma(_)) && fits(p, device, s).is_ok())
+        .filter(|s| fits(p, device, s).is_ok())
         .collect();
     let sms = u64::from(device.sm_count.max(1));
     if fitting.iter().any(|s| matches!(s, Schedule::Decode(_))) {
@@ -874,10 +872,14 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
         let (blocks, wave) = match s {
             // A wgmma tile runs about 1.7x faster than an mma.sync tile of the same size, so
             // half a wave of it still beats a full wave of the next smaller mma.sync tile.
+            // The warp-specialized TMA tile runs ahead of the wgmma tile where both fit (run72:
+            // 0.91-1.00x of cuBLAS at 4096^3 and 8192^3 in every layout, the wgmma tile
+            // 0.76-0.92x), over the same tiles.
+            Schedule::Tma(t) => (tiles(p.m, p.n, t.bm, t.bn), sms.div_ceil(2)),
             Schedule::Wgmma(t) => (tiles(p.m, p.n, t.bm(), t.bn), sms.div_ceil(2)),
             Schedule::Mma(t) => (tiles(p.m, p.n, t.bm, t.bn), sms),
             Schedule::Fma(t) => (tiles(p.m, p.n, t.bm, t.bn), sms),
-            Schedule::Decode(_) | Schedule::Tma(_) => unreachable!("filtered above"),
+            Schedule::Decode(_) => unreachable!("filtered above"),
         };
         if blocks >= wave {
             // Up to two rows of skinny tiles beat the standard mma.sync tiles even where those
