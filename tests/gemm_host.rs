@@ -1526,6 +1526,7 @@ fn every_planned_entry_is_declared() {
             k.starts_with("gemm_")
                 && k.as_str() != plan::TF32_PREPARE_ENTRY
                 && !k.starts_with("gemm_splitk_reduce_")
+                && !k.starts_with("gemm_pack_")
         })
         .count();
     assert_eq!(gemm_declared, planned.len());
@@ -1582,10 +1583,11 @@ fn tf32_prepare_entry_matches_the_plan() {
     )));
 }
 
-/// The split-K reduce pass the planner launches exists for every output type, with the
-/// planner's block size and the parameters its launcher passes.
+/// The passes the planner launches around the GEMM kernel (the split-K reduce for every output
+/// type, the operand pass for each 16-bit input) exist with the planner's block size and the
+/// parameters their launchers pass.
 #[test]
-fn splitk_reduce_entries_match_the_plan() {
+fn pass_entries_match_the_plan() {
     let manifest = cubins_build::manifest::Manifest::load(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda/kernels.toml"),
     )
@@ -1616,6 +1618,24 @@ fn splitk_reduce_entries_match_the_plan() {
         .collect();
         assert_eq!(entry.params, params, "{name}");
     }
+    for input in [Dtype::Bf16, Dtype::F16] {
+        let name = plan::pack_entry(input);
+        let entry = &manifest.kernels[&name];
+        assert_eq!(entry.file, "gemm_pack.cu", "{name}");
+        assert_eq!(entry.block_sizes, vec![plan::PACK_BLOCK], "{name}");
+        let t = input.name();
+        let want = [
+            format!("src: *const {t}"),
+            format!("dst: *mut {t}"),
+            "rows: i32".into(),
+            "cols: i32".into(),
+            "ld_src: i32".into(),
+            "ld_dst: i32".into(),
+        ];
+        assert_eq!(entry.params, want, "{name}");
+    }
+    let source = cuda_file("gemm_pack.cu");
+    assert!(source.contains(&format!("constexpr int kThreads = {};", plan::PACK_BLOCK)));
     let source = cuda_file("gemm_splitk.cu");
     assert!(source.contains(&format!(
         "constexpr int kThreads = {};",
@@ -1683,7 +1703,8 @@ fn small_outputs_with_a_long_k_split_k_where_a_workspace_is_lent() {
                 );
                 assert_eq!(
                     pl.workspace_bytes,
-                    u64::from(split.splits) * u64::from(m) * u64::from(n) * 4,
+                    u64::from(split.splits) * u64::from(m) * u64::from(n) * 4
+                        + pl.packed_bytes(tier),
                     "{what}"
                 );
                 assert!(
@@ -1699,11 +1720,11 @@ fn small_outputs_with_a_long_k_split_k_where_a_workspace_is_lent() {
                     false,
                 )
                 .unwrap();
-                assert_eq!(
-                    (bare.schedule, bare.split, bare.workspace_bytes),
-                    (pl.schedule, None, 0),
-                    "{what}"
-                );
+                // The same tile where no operand was copied (a copy changes the vector flags).
+                if pl.packed_bytes(tier) == 0 {
+                    assert_eq!(bare.schedule, pl.schedule, "{what}");
+                }
+                assert_eq!((bare.split, bare.workspace_bytes), (None, 0), "{what}");
             }
         }
     }
@@ -1798,5 +1819,77 @@ fn forced_splits_are_honoured_or_refused_with_the_rule() {
             Err(PlanError::Schedule { reason, .. }) => assert!(reason.contains(why), "{reason}"),
             other => panic!("{choice:?} on {}x{}x{}: {other:?}", p.m, p.n, p.k),
         }
+    }
+}
+
+/// The 16-bit operand pass: an operand off 16-byte chunks (odd leading dimension or base) is
+/// copied into the workspace with rows in whole chunks when the pass costs at most the GEMM
+/// (the random sweep's element-path shapes), and the GEMM is planned on the copy: vector flags
+/// on, the TMA tile where it fills the GPU, a split's planes after the copies. Weights of a
+/// decode-sized call stay where they are (copying them would cost twice the GEMM).
+#[test]
+fn operands_off_16_byte_chunks_are_packed_where_the_pass_pays() {
+    let vec = plan::flags::VEC_A | plan::flags::VEC_B;
+    // 41x721x1923 NN: lda 1923, ldb 721 -> both copied (1928 and 728), then split.
+    let p = with_workspace(problem(Tier::Bf16, Layout::NN, 41, 721, 1923));
+    let pl = plan::plan(&p, &H200_SM90A, &Choice::default(), false).unwrap();
+    let (a, b) = (pl.pack_a.unwrap(), pl.pack_b.unwrap());
+    assert_eq!((a.rows, a.cols, a.ld, a.offset), (41, 1923, 1928, 0));
+    assert_eq!(
+        (b.rows, b.cols, b.ld, b.offset),
+        (1923, 721, 728, 41 * 1928 * 2)
+    );
+    assert_eq!(pl.flags & vec, vec, "{pl:?}");
+    let planes = pl.split.map_or(0, |s| s.workspace_bytes(41, 721));
+    assert_eq!(pl.workspace_bytes, (41 * 1928 + 1923 * 728) * 2 + planes);
+    assert_eq!(pl.packed_bytes(Tier::Bf16), (41 * 1928 + 1923 * 728) * 2);
+    assert!(
+        pl.stamp_fields().contains("pack_a=\"41x1923 ld=1928 at 0"),
+        "{}",
+        pl.stamp_fields()
+    );
+
+    // A large NT shape with odd leading dimensions takes the TMA tile on the copies.
+    let mut big = problem(Tier::Fp16, Layout::NT, 562, 11682, 7450);
+    (big.lda, big.ldb, big.ldc) = (7455, 7455, 11687);
+    let pl = plan::plan(&with_workspace(big), &H200_SM90A, &Choice::default(), false).unwrap();
+    assert_eq!(pl.schedule, Schedule::Tma(plan::TILE_TMA), "{pl:?}");
+    assert_eq!((pl.pack_a.unwrap().ld, pl.pack_b.unwrap().ld), (7456, 7456));
+    // Without a workspace: the element path, as before.
+    let bare = plan::plan(&big, &H200_SM90A, &Choice::default(), false).unwrap();
+    assert_eq!(
+        (bare.pack_a, bare.pack_b, bare.flags & vec),
+        (None, None, 0)
+    );
+    assert_eq!(bare.schedule, Schedule::Wgmma(plan::TILE_WGMMA));
+
+    // A misaligned base with an aligned leading dimension is copied too.
+    let mut shifted = problem(Tier::Bf16, Layout::TN, 300, 400, 500);
+    shifted.a_addr = 2;
+    let pl = plan::plan(&with_workspace(shifted), &H200, &Choice::default(), false).unwrap();
+    assert_eq!((pl.pack_a.map(|a| a.ld), pl.pack_b), (Some(304), None));
+
+    // Decode-sized weights off 16-byte chunks stay in place (A, 8 rows, is copied).
+    let mut decode = problem(Tier::Bf16, Layout::NT, 8, 4096, 4095);
+    decode.ldb = 4095;
+    let pl = plan::plan(&with_workspace(decode), &H200, &Choice::default(), false).unwrap();
+    assert_eq!(
+        (pl.pack_a.map(|a| a.ld), pl.pack_b),
+        (Some(4096), None),
+        "{pl:?}"
+    );
+
+    // Aligned operands, other tiers, and a workspace too small for the copy: nothing copied.
+    let aligned = with_workspace(problem(Tier::Bf16, Layout::NN, 300, 400, 512));
+    let mut tf32 = with_workspace(problem(Tier::Tf32, Layout::NN, 300, 400, 501));
+    tf32.ldb += 1;
+    let mut small = problem(Tier::Bf16, Layout::NN, 41, 721, 1923);
+    small.workspace = Some(Workspace {
+        addr: 0,
+        bytes: 1024,
+    });
+    for q in [aligned, tf32, small] {
+        let pl = plan::plan(&q, &H200_SM90A, &Choice::default(), false).unwrap();
+        assert_eq!((pl.pack_a, pl.pack_b), (None, None), "{q:?}");
     }
 }

@@ -139,6 +139,10 @@ impl GemmLaunch {
             let prepare = gpu.route(plan::TF32_PREPARE_ENTRY)?;
             line += &format!(" prepare_route={}", prepare.brief());
         }
+        if self.plan.pack_a.is_some() || self.plan.pack_b.is_some() {
+            let pack = gpu.route(&plan::pack_entry(self.problem.tier.input()))?;
+            line += &format!(" pack_route={}", pack.brief());
+        }
         if self.plan.split.is_some() {
             let reduce = gpu.route(&plan::splitk_reduce_entry(self.problem.out))?;
             line += &format!(" reduce_route={}", reduce.brief());
@@ -261,6 +265,19 @@ pub trait GemmInput: crate::runtime::Dtype {
         entry: &str,
         args: &TmaArgs<Self>,
     ) -> Result<(), Error>;
+
+    /// Launches the operand pass (`gemm_pack_*`, 16-bit inputs; the planner packs no other):
+    /// `(src, dst, rows, cols, ld_src, ld_dst)`.
+    ///
+    /// # Safety
+    /// `src` covers `rows` rows of `ld_src` elements (the last `cols`), `dst` `rows` x
+    /// `ld_dst` elements, 16-byte aligned with `ld_dst` in whole 16-byte chunks, disjoint.
+    unsafe fn pack(
+        gpu: &Gpu,
+        stream: RawStream,
+        config: &LaunchConfig,
+        args: (DevicePtr<Self>, DevicePtr<Self>, i32, i32, i32, i32),
+    ) -> Result<(), Error>;
 }
 
 /// The arguments of the warp-specialized entry points (`cuda/gemm_tma.cu`), in order.
@@ -282,11 +299,26 @@ pub struct TmaArgs<T: GemmInput> {
 macro_rules! gemm_input {
     ($t:ty, $dtype:expr, $tier:expr, $c:ty,
      { $($entry:literal => $launcher:ident),* $(,)? },
-     tma { $($tma_entry:literal => $tma_launcher:ident),* $(,)? }) => {
+     tma { $($tma_entry:literal => $tma_launcher:ident),* $(,)? },
+     pack { $($pack_launcher:ident)? }) => {
         impl GemmInput for $t {
             const DTYPE: Dtype = $dtype;
             const TIER: Option<Tier> = $tier;
             type C = $c;
+
+            #[allow(unused_variables, unreachable_code)]
+            unsafe fn pack(
+                gpu: &Gpu,
+                stream: RawStream,
+                config: &LaunchConfig,
+                args: (DevicePtr<Self>, DevicePtr<Self>, i32, i32, i32, i32),
+            ) -> Result<(), Error> {
+                $(return gpu.kernel::<l::$pack_launcher>()?.launch(&stream, config, args);)?
+                Err(Error::UnknownKernel {
+                    name: plan::pack_entry($dtype),
+                    available: vec![],
+                })
+            }
 
             #[allow(unused_variables)]
             unsafe fn launch_tma(
@@ -361,7 +393,7 @@ gemm_input!(Bf16, Dtype::Bf16, Some(Tier::Bf16), u8, {
     "gemm_bf16_nn_tma_128x256" => GemmBf16NnTma128x256,
     "gemm_bf16_tn_tma_128x256" => GemmBf16TnTma128x256,
     "gemm_bf16_nt_tma_128x256" => GemmBf16NtTma128x256,
-});
+}, pack { GemmPackBf16 });
 
 gemm_input!(F16, Dtype::F16, Some(Tier::Fp16), u8, {
     "gemm_fp16_nn_wgmma_128x256" => GemmFp16NnWgmma128x256,
@@ -394,7 +426,7 @@ gemm_input!(F16, Dtype::F16, Some(Tier::Fp16), u8, {
     "gemm_fp16_nn_tma_128x256" => GemmFp16NnTma128x256,
     "gemm_fp16_tn_tma_128x256" => GemmFp16TnTma128x256,
     "gemm_fp16_nt_tma_128x256" => GemmFp16NtTma128x256,
-});
+}, pack { GemmPackF16 });
 
 gemm_input!(f32, Dtype::F32, None, f32, {
     "gemm_tf32_nt_wgmma_128x256" => GemmTf32NtWgmma128x256,
@@ -412,7 +444,7 @@ gemm_input!(f32, Dtype::F32, None, f32, {
     "gemm_f32_pedantic_nn_64x64" => GemmF32PedanticNn64x64,
     "gemm_f32_pedantic_tn_64x64" => GemmF32PedanticTn64x64,
     "gemm_f32_pedantic_nt_64x64" => GemmF32PedanticNt64x64,
-}, tma {});
+}, tma {}, pack {});
 
 /// A problem the planner refused, as the runtime's launch error (naming the rule).
 fn plan_error(e: &PlanError) -> Error {
@@ -764,13 +796,43 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         b_ptr = ws.add(prep.b_offset(p.m) as usize).cast();
         (lda, ldb) = (prep.kp.max(1), prep.kp.max(1));
     }
+    for (pk, src, ptr, ld, ld_src) in [
+        (pl.pack_a, v.a.ptr, &mut a_ptr, &mut lda, p.lda),
+        (pl.pack_b, v.b.ptr, &mut b_ptr, &mut ldb, p.ldb),
+    ] {
+        let (Some(pk), Some(w)) = (pk, v.workspace) else {
+            continue;
+        };
+        // The plan placed the copy inside the workspace (16-byte aligned, disjoint from A, B,
+        // C and bias), rows x ld elements from byte `offset`.
+        let dst: DevicePtr<T> = w.ptr.cast::<u8>().add(pk.offset as usize).cast();
+        // SAFETY: the source covers rows x cols elements with leading dimension ld_src (its
+        // span was checked), the copy rows x ld in the workspace, ld in whole 16-byte chunks.
+        unsafe {
+            T::pack(
+                gpu,
+                stream,
+                &LaunchConfig::linear(pk.grid, pk.block),
+                (
+                    src,
+                    dst,
+                    pk.rows as i32,
+                    pk.cols as i32,
+                    ld_src as i32,
+                    pk.ld as i32,
+                ),
+            )?
+        };
+        (*ptr, *ld) = (dst, pk.ld);
+    }
     if let Schedule::Tma(t) = pl.schedule {
         let elem = match T::DTYPE {
             Dtype::Bf16 => TmaElem::Bf16,
             Dtype::F16 => TmaElem::F16,
             Dtype::F32 => TmaElem::F32,
         };
-        let [map_a, map_b] = tma_operands(p, &t, v.a.ptr.as_raw(), v.b.ptr.as_raw(), elem);
+        let packed = Problem { lda, ldb, ..*p };
+        let [map_a, map_b] = tma_operands(&packed, &t, a_ptr.as_raw(), b_ptr.as_raw(), elem);
         let args = TmaArgs::<T> {
             tma_a: map_a.encode()?,
             tma_b: map_b.encode()?,
@@ -809,9 +871,11 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         _ => None,
     };
     if let Some((_, ws)) = split {
-        // The slices write raw sums to their planes: [splits][M][N] f32, 16-byte aligned.
+        // The slices write raw sums to their planes: [splits][M][N] f32, 16-byte aligned,
+        // after the packed operands.
+        let planes = ws.add((pl.packed_bytes(p.tier) / 4) as usize);
         args = KernelArgs {
-            c: ws.cast(),
+            c: planes.cast(),
             bias: DevicePtr::null(),
             ldc: p.n as i32,
             alpha: 1.0,
@@ -832,6 +896,7 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
     // else (checked by the plan).
     unsafe { T::launch(gpu, stream, &config, &pl.entry, &args)? };
     if let Some((split, ws)) = split {
+        let ws = ws.add((pl.packed_bytes(p.tier) / 4) as usize);
         let config = LaunchConfig::linear(split.reduce_grid, split.reduce_block);
         // SAFETY: the planes hold splits x M x N floats, written by the launch above on this
         // stream; C covers M rows of ldc (checked), and VEC_C is C's own alignment.

@@ -490,6 +490,102 @@ impl Tf32Prepare {
     }
 }
 
+/// Entry point of the 16-bit operand pass (`cuda/gemm_pack.cu`) for the input type, and its
+/// block size.
+pub fn pack_entry(input: Dtype) -> String {
+    format!("gemm_pack_{}", input.name())
+}
+pub const PACK_BLOCK: u32 = 256;
+/// The planner packs an operand when the pass (reading and writing it) moves at most the bytes
+/// the GEMM itself costs: its own traffic, its flops at this many per byte (the H200's bf16
+/// tensor rate over its memory bandwidth, about 200), or the bytes a pass moves in a launch's
+/// latency, whichever is most. The element path it replaces runs 2-3x slower (run72).
+pub const PACK_FLOPS_PER_BYTE: u64 = 200;
+pub const PACK_FREE_BYTES: u64 = 16 << 20;
+
+/// A 16-bit operand the plan copies into the workspace before the GEMM, because its base or
+/// leading dimension keeps its rows off 16-byte chunks (`gemm_pack_*`): the stored
+/// `rows` x `cols` with leading dimension `ld` (whole 16-byte chunks) at byte `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packed {
+    pub rows: u32,
+    pub cols: u32,
+    pub ld: u32,
+    pub offset: u64,
+    pub grid: u32,
+    pub block: u32,
+}
+
+impl Packed {
+    fn new(rows: u32, cols: u32, elem_bytes: u32, offset: u64) -> Packed {
+        let per_chunk = 16 / elem_bytes;
+        let ld = cols.next_multiple_of(per_chunk).max(per_chunk);
+        let chunks = u64::from(rows) * u64::from(ld / per_chunk);
+        Packed {
+            rows,
+            cols,
+            ld,
+            offset,
+            grid: chunks.div_ceil(u64::from(PACK_BLOCK)).clamp(1, 1 << 20) as u32,
+            block: PACK_BLOCK,
+        }
+    }
+
+    /// Workspace bytes of the copy (whole 16-byte chunks, so the next region stays aligned).
+    pub fn bytes(&self, elem_bytes: u32) -> u64 {
+        u64::from(self.rows) * u64::from(self.ld) * u64::from(elem_bytes)
+    }
+}
+
+/// The operands of `p` the plan packs (16-bit tiers, where the workspace holds them and the
+/// pass pays: [`PACK_FLOPS_PER_BYTE`]), and the problem the GEMM kernel then runs: packed
+/// operands at their workspace addresses with their new leading dimensions, the workspace
+/// after them left for a split.
+fn packed(p: &Problem) -> (Problem, Option<Packed>, Option<Packed>) {
+    let none = (*p, None, None);
+    let Some(ws) = p.workspace.filter(|w| w.addr % 16 == 0) else {
+        return none;
+    };
+    if !matches!(p.tier, Tier::Bf16 | Tier::Fp16) || p.m == 0 || p.n == 0 || p.k == 0 {
+        return none;
+    }
+    let e = p.tier.input_bytes();
+    let (a_rows, a_cols) = p.a_stored();
+    let (b_rows, b_cols) = p.b_stored();
+    let size = |r: u32, c: u32, b: u32| u64::from(r) * u64::from(c) * u64::from(b);
+    let traffic = size(a_rows, a_cols, e) + size(b_rows, b_cols, e) + size(p.m, p.n, p.out.bytes());
+    let flops = 2 * u64::from(p.m) * u64::from(p.n) * u64::from(p.k);
+    let budget = (flops / PACK_FLOPS_PER_BYTE)
+        .max(traffic)
+        .max(PACK_FREE_BYTES);
+    let mut used = 0u64;
+    let mut take = |wanted: bool, rows: u32, cols: u32| {
+        let pk = Packed::new(rows, cols, e, used);
+        let bytes = pk.bytes(e);
+        (wanted && 2 * bytes <= budget && used + bytes <= ws.bytes).then(|| {
+            used += bytes;
+            pk
+        })
+    };
+    let a = take(!p.vec_a(), a_rows, a_cols);
+    let b = take(!p.vec_b(), b_rows, b_cols);
+    if a.is_none() && b.is_none() {
+        return none;
+    }
+    let mut q = *p;
+    if let Some(a) = a {
+        (q.a_addr, q.lda) = (ws.addr + a.offset, a.ld);
+    }
+    if let Some(b) = b {
+        (q.b_addr, q.ldb) = (ws.addr + b.offset, b.ld);
+    }
+    q.workspace = Some(Workspace {
+        addr: ws.addr + used,
+        bytes: ws.bytes - used,
+    });
+    (q, a, b)
+}
+
 /// Entry point of the split-K reduce pass (`cuda/gemm_splitk.cu`) for C's element type, and
 /// its block size.
 pub fn splitk_reduce_entry(out: Dtype) -> String {
@@ -747,11 +843,23 @@ pub struct Plan {
     pub prepare: Option<Tf32Prepare>,
     /// Split K: the GEMM kernel's slices write the workspace, a reduce pass writes C.
     pub split: Option<SplitK>,
+    /// The operands copied into the workspace first (16-bit tiers, off 16-byte chunks).
+    pub pack_a: Option<Packed>,
+    pub pack_b: Option<Packed>,
     /// Workspace bytes the plan uses (0: none).
     pub workspace_bytes: u64,
 }
 
 impl Plan {
+    /// Workspace bytes the packed operands take (a split's planes follow them).
+    pub fn packed_bytes(&self, tier: Tier) -> u64 {
+        [self.pack_a, self.pack_b]
+            .iter()
+            .flatten()
+            .map(|pk| pk.bytes(tier.input_bytes()))
+            .sum()
+    }
+
     /// The tile choice as it goes on a STAMP line.
     pub fn stamp_fields(&self) -> String {
         let mut s = format!(
@@ -767,6 +875,14 @@ impl Plan {
                 " prepare=\"{} tf32-rna k-major kp={} grid={} flags={:#x}\" workspace={}",
                 TF32_PREPARE_ENTRY, prep.kp, prep.grid, prep.flags, self.workspace_bytes
             );
+        }
+        for (name, pk) in [("a", &self.pack_a), ("b", &self.pack_b)] {
+            if let Some(pk) = pk {
+                s += &format!(
+                    " pack_{name}=\"{}x{} ld={} at {} grid={}\"",
+                    pk.rows, pk.cols, pk.ld, pk.offset, pk.grid
+                );
+            }
         }
         if let Some(split) = &self.split {
             s += &format!(
@@ -950,6 +1066,10 @@ pub fn plan(
     bias: bool,
 ) -> Result<Plan, PlanError> {
     p.validate()?;
+    // The GEMM kernel runs on the packed operands where the plan packs any (its addresses
+    // and leading dimensions decide the schedule and the vector flags).
+    let (q, pack_a, pack_b) = packed(p);
+    let p = &q;
     let schedule = match choice.schedule {
         Some(s) => {
             fits(p, device, &s).map_err(|reason| PlanError::Schedule {
@@ -1018,11 +1138,17 @@ pub fn plan(
         flags: f,
         prepare,
         split,
+        pack_a,
+        pack_b,
         workspace_bytes: match (prepare, split) {
             (Some(prep), _) => prep.workspace_bytes(p.m, p.n),
             (_, Some(split)) => split.workspace_bytes(p.m, p.n),
             _ => 0,
-        },
+        } + [pack_a, pack_b]
+            .iter()
+            .flatten()
+            .map(|pk| pk.bytes(p.tier.input_bytes()))
+            .sum::<u64>(),
     })
 }
 
