@@ -1879,7 +1879,16 @@ fn operands_off_16_byte_chunks_are_packed_where_the_pass_pays() {
         "{pl:?}"
     );
 
-    // Aligned operands, other tiers, and a workspace too small for the copy: nothing copied.
+    // Tiny calls, where the pass's launch costs more than the element loads it saves
+    // (run73), aligned operands, other tiers, and a workspace too small for the copy: nothing
+    // copied.
+    let mut tiny = with_workspace(problem(Tier::Bf16, Layout::TN, 550, 2, 1));
+    tiny.lda = 551;
+    let odd_small = with_workspace(problem(Tier::Bf16, Layout::NN, 20, 16, 186));
+    for q in [tiny, odd_small] {
+        let pl = plan::plan(&q, &H200_SM90A, &Choice::default(), false).unwrap();
+        assert_eq!((pl.pack_a, pl.pack_b), (None, None), "{q:?}");
+    }
     let aligned = with_workspace(problem(Tier::Bf16, Layout::NN, 300, 400, 512));
     let mut tf32 = with_workspace(problem(Tier::Tf32, Layout::NN, 300, 400, 501));
     tf32.ldb += 1;

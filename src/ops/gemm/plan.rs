@@ -502,6 +502,11 @@ pub const PACK_BLOCK: u32 = 256;
 /// latency, whichever is most. The element path it replaces runs 2-3x slower (run72).
 pub const PACK_FLOPS_PER_BYTE: u64 = 200;
 pub const PACK_FREE_BYTES: u64 = 16 << 20;
+/// ... and only where the element path would read at least this many bytes of the operand
+/// (its bytes times the tiles that read it, counted in 64-wide tiles): below it the pass's
+/// launch costs more than the element loads it saves (run73: 550x2x1 and 2x25x13 went from
+/// 0.79x and 0.92x of cuBLAS to 0.51x and 0.55x with a copy).
+pub const PACK_MIN_ELEMENT_BYTES: u64 = 256 << 10;
 
 /// A 16-bit operand the plan copies into the workspace before the GEMM, because its base or
 /// leading dimension keeps its rows off 16-byte chunks (`gemm_pack_*`): the stored
@@ -538,7 +543,7 @@ impl Packed {
 }
 
 /// The operands of `p` the plan packs (16-bit tiers, where the workspace holds them and the
-/// pass pays: [`PACK_FLOPS_PER_BYTE`]), and the problem the GEMM kernel then runs: packed
+/// pass pays: [`PACK_FLOPS_PER_BYTE`], [`PACK_MIN_ELEMENT_BYTES`]), and the problem the GEMM kernel then runs: packed
 /// operands at their workspace addresses with their new leading dimensions, the workspace
 /// after them left for a split.
 fn packed(p: &Problem) -> (Problem, Option<Packed>, Option<Packed>) {
@@ -559,16 +564,19 @@ fn packed(p: &Problem) -> (Problem, Option<Packed>, Option<Packed>) {
         .max(traffic)
         .max(PACK_FREE_BYTES);
     let mut used = 0u64;
-    let mut take = |wanted: bool, rows: u32, cols: u32| {
+    let mut take = |wanted: bool, rows: u32, cols: u32, reads: u32| {
         let pk = Packed::new(rows, cols, e, used);
         let bytes = pk.bytes(e);
-        (wanted && 2 * bytes <= budget && used + bytes <= ws.bytes).then(|| {
+        let element_bytes = size(rows, cols, e) * u64::from(reads.div_ceil(64));
+        let pays = element_bytes >= PACK_MIN_ELEMENT_BYTES && 2 * bytes <= budget;
+        (wanted && pays && used + bytes <= ws.bytes).then(|| {
             used += bytes;
             pk
         })
     };
-    let a = take(!p.vec_a(), a_rows, a_cols);
-    let b = take(!p.vec_b(), b_rows, b_cols);
+    // A is read once per column of tiles, B once per row of tiles.
+    let a = take(!p.vec_a(), a_rows, a_cols, p.n);
+    let b = take(!p.vec_b(), b_rows, b_cols, p.m);
     if a.is_none() && b.is_none() {
         return none;
     }
