@@ -497,7 +497,7 @@ fn random_sweep(
         s.say(format!(
             "SWEEP #{index} {} ratio={}",
             cell.label(),
-            ratio.map_or("none".into(), |r| format!("{r:.3}"))
+            ratio_text(ratio)
         ));
         ratios.push((cell.label(), ratio));
     }
@@ -518,16 +518,11 @@ fn random_sweep(
             clean.iter().filter(|&&r| r >= RANDOM_EVERY_BAR).count()
         ));
     }
-    let worst = ratios
-        .iter()
-        .min_by(|a, b| a.1.unwrap_or(0.0).total_cmp(&b.1.unwrap_or(0.0)));
-    let every = ratios
-        .iter()
-        .all(|(_, r)| r.is_some_and(|r| r >= RANDOM_EVERY_BAR));
-    s.check(
+    check_every(
+        s,
         format!("random sweep ({span}, seed {seed:#x}): every shape >= {RANDOM_EVERY_BAR}x cuBLAS"),
-        every,
-        worst.map_or("no shapes".into(), |(l, r)| format!("slowest {l}: {r:?}")),
+        &ratios,
+        RANDOM_EVERY_BAR,
     );
     let median = (!clean.is_empty()).then(|| at(0.5));
     check_ratio(
@@ -673,11 +668,7 @@ fn decode_grid(s: &mut Session<'_>, cublas: &Cublas, tiers: &[TierSpec]) -> Resu
                     for &m in GRID_M {
                         let cell = Cell::new(spec, layout, (m, n, k));
                         let ratio = compare(s, cublas, &cell)?;
-                        s.say(format!(
-                            "GRID {} ratio={}",
-                            cell.label(),
-                            ratio.map_or("none".into(), |r| format!("{r:.3}"))
-                        ));
+                        s.say(format!("GRID {} ratio={}", cell.label(), ratio_text(ratio)));
                         ratios.push((cell.label(), ratio));
                     }
                 }
@@ -685,23 +676,38 @@ fn decode_grid(s: &mut Session<'_>, cublas: &Cublas, tiers: &[TierSpec]) -> Resu
         }
     }
     s.timer.graph = graph;
+    check_every(
+        s,
+        format!("decode grid: every cell >= {GRID_BAR}x cuBLAS"),
+        &ratios,
+        GRID_BAR,
+    );
+    Ok(())
+}
+
+/// The check that every labelled reading is clean and at least `bar`, naming the slowest.
+fn check_every(s: &mut Session<'_>, what: String, ratios: &[(String, Option<f64>)], bar: f64) {
+    let passing = ratios
+        .iter()
+        .filter(|(_, r)| r.is_some_and(|r| r >= bar))
+        .count();
     let worst = ratios
         .iter()
         .min_by(|a, b| a.1.unwrap_or(0.0).total_cmp(&b.1.unwrap_or(0.0)));
     s.check(
-        format!("decode grid: every cell >= {GRID_BAR}x cuBLAS"),
-        ratios.iter().all(|(_, r)| r.is_some_and(|r| r >= GRID_BAR)),
+        what,
+        passing == ratios.len(),
         format!(
-            "{} of {} cells at or above; slowest {}",
-            ratios
-                .iter()
-                .filter(|(_, r)| r.is_some_and(|r| r >= GRID_BAR))
-                .count(),
+            "{passing} of {} at or above; slowest {}",
             ratios.len(),
             worst.map_or("none".into(), |(l, r)| format!("{l}: {r:?}"))
         ),
     );
-    Ok(())
+}
+
+/// A reading's ratio as the SWEEP and GRID lines print it.
+fn ratio_text(ratio: Option<f64>) -> String {
+    ratio.map_or("none".into(), |r| format!("{r:.3}"))
 }
 
 fn main() -> ExitCode {

@@ -4,10 +4,12 @@
 // GEMM reads it with 16-byte copies (or tensor maps) instead of element by element. A thread
 // writes one 16-byte chunk of the copy from eight element loads (zeros past `cols`); a warp's
 // loads cover 512 contiguous source bytes.
-#include <cstdint>
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "cubins/common.cuh"
 
 namespace {
 
@@ -18,9 +20,8 @@ __device__ __forceinline__ void pack(const T* __restrict__ src, T* __restrict__ 
                                      int ld_dst) {
   constexpr int kPerChunk = 16 / sizeof(T);
   const int chunks = ld_dst / kPerChunk;  // ld_dst is whole chunks
-  const int64_t total = static_cast<int64_t>(rows) * chunks;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  const uint64_t total = static_cast<uint64_t>(rows) * chunks;
+  for (uint64_t i = cubins::global_thread_index(); i < total; i += cubins::grid_threads()) {
     const int row = static_cast<int>(i / chunks), col = static_cast<int>(i % chunks) * kPerChunk;
     const T* from = src + static_cast<int64_t>(row) * ld_src + col;
     union {

@@ -6,6 +6,7 @@
 // plane where N % 4 == 0 (each plane row then starts 16-byte aligned), else element by element.
 #include <cstdint>
 
+#include "cubins/common.cuh"
 #include "cubins/gemm/epilogue.cuh"
 #include "cubins/gemm/layout.cuh"
 
@@ -25,10 +26,9 @@ __device__ __forceinline__ void splitk_reduce(const float* __restrict__ partial,
                        (flags & CUBINS_GEMM_VEC_C) != 0};
   const int64_t plane = static_cast<int64_t>(m) * n;
   const int quads = cubins::gemm::ceil_div(n, 4);
-  const int64_t total = static_cast<int64_t>(m) * quads;
+  const uint64_t total = static_cast<uint64_t>(m) * quads;
   const bool vec = n % 4 == 0;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (uint64_t i = cubins::global_thread_index(); i < total; i += cubins::grid_threads()) {
     const int row = static_cast<int>(i / quads), col = static_cast<int>(i % quads) * 4;
     const float* p = partial + static_cast<int64_t>(row) * n + col;
     float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};

@@ -866,23 +866,20 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         beta: desc.beta,
         flags: pl.flags,
     };
+    // A split's planes, [splits][M][N] f32, follow the packed operands in the workspace.
     let split = match (pl.split, v.workspace) {
-        (Some(split), Some(w)) => Some((split, w.ptr)),
+        (Some(split), Some(w)) => Some((split, w.ptr.add((pl.packed_bytes(p.tier) / 4) as usize))),
         _ => None,
     };
-    if let Some((_, ws)) = split {
-        // The slices write raw sums to their planes: [splits][M][N] f32, 16-byte aligned,
-        // after the packed operands.
-        let planes = ws.add((pl.packed_bytes(p.tier) / 4) as usize);
+    if let Some((split, planes)) = split {
+        // The slices write raw sums to their planes.
         args = KernelArgs {
             c: planes.cast(),
             bias: DevicePtr::null(),
             ldc: p.n as i32,
             alpha: 1.0,
             beta: 0.0,
-            flags: (pl.flags & (flags::VEC_A | flags::VEC_B))
-                | flags::OUT_F32
-                | if p.n % 4 == 0 { flags::VEC_C } else { 0 },
+            flags: split.slice_flags,
             ..args
         };
     }
@@ -895,8 +892,7 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
     // planes lie in the workspace, which holds them, is 16-byte aligned and overlaps nothing
     // else (checked by the plan).
     unsafe { T::launch(gpu, stream, &config, &pl.entry, &args)? };
-    if let Some((split, ws)) = split {
-        let ws = ws.add((pl.packed_bytes(p.tier) / 4) as usize);
+    if let Some((split, planes)) = split {
         let config = LaunchConfig::linear(split.reduce_grid, split.reduce_block);
         // SAFETY: the planes hold splits x M x N floats, written by the launch above on this
         // stream; C covers M rows of ldc (checked), and VEC_C is C's own alignment.
@@ -905,7 +901,7 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
                 &stream,
                 &config,
                 (
-                    ws,
+                    planes,
                     v.c.ptr,
                     v.bias.map_or(DevicePtr::null(), |b| b.ptr),
                     p.m as i32,

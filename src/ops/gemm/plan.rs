@@ -490,6 +490,12 @@ impl Tf32Prepare {
     }
 }
 
+/// Blocks of `block` threads for a pass that walks `items` grid-stride: one item a thread, at
+/// most 2^20 blocks, at least one.
+fn pass_grid(items: u64, block: u32) -> u32 {
+    items.div_ceil(u64::from(block)).clamp(1, 1 << 20) as u32
+}
+
 /// Entry point of the 16-bit operand pass (`cuda/gemm_pack.cu`) for the input type, and its
 /// block size.
 pub fn pack_entry(input: Dtype) -> String {
@@ -531,7 +537,7 @@ impl Packed {
             cols,
             ld,
             offset,
-            grid: chunks.div_ceil(u64::from(PACK_BLOCK)).clamp(1, 1 << 20) as u32,
+            grid: pass_grid(chunks, PACK_BLOCK),
             block: PACK_BLOCK,
         }
     }
@@ -615,22 +621,29 @@ pub const SPLITK_MAX_SPLITS: u32 = 32;
 pub struct SplitK {
     pub splits: u32,
     pub k_tiles_per_slice: u32,
+    /// The GEMM kernel's flags for the slices: A's and B's vector access, f32 output, and
+    /// four-float access to the planes (rows of N floats from a 16-byte aligned base).
+    pub slice_flags: u32,
     /// The reduce pass: blocks (grid-stride over four-column groups) and threads.
     pub reduce_grid: u32,
     pub reduce_block: u32,
 }
 
 impl SplitK {
-    /// `splits` slices of `k_tiles` k tiles (fewer where they would leave a slice empty).
-    fn new(splits: u32, k_tiles: u32, m: u32, n: u32) -> SplitK {
+    /// `splits` slices of `k_tiles` k tiles of `p` (fewer where they would leave a slice
+    /// empty).
+    fn new(splits: u32, k_tiles: u32, p: &Problem) -> SplitK {
         let per = k_tiles.div_ceil(splits.max(1)).max(1);
-        let groups = u64::from(m) * u64::from(n.div_ceil(4));
+        let groups = u64::from(p.m) * u64::from(p.n.div_ceil(4));
+        let bit = |on: bool, flag: u32| if on { flag } else { 0 };
         SplitK {
             splits: k_tiles.div_ceil(per).max(1),
             k_tiles_per_slice: per,
-            reduce_grid: groups
-                .div_ceil(u64::from(SPLITK_REDUCE_BLOCK))
-                .clamp(1, 1 << 20) as u32,
+            slice_flags: bit(p.vec_a(), flags::VEC_A)
+                | bit(p.vec_b(), flags::VEC_B)
+                | flags::OUT_F32
+                | bit(p.n % 4 == 0, flags::VEC_C),
+            reduce_grid: pass_grid(groups, SPLITK_REDUCE_BLOCK),
             reduce_block: SPLITK_REDUCE_BLOCK,
         }
     }
@@ -1137,7 +1150,7 @@ pub fn plan(
     if p.vec_c() {
         f |= flags::VEC_C;
     }
-    Ok(Plan {
+    let mut plan = Plan {
         entry: entry_name(p.tier, p.layout, &schedule),
         schedule,
         grid,
@@ -1152,12 +1165,10 @@ pub fn plan(
             (Some(prep), _) => prep.workspace_bytes(p.m, p.n),
             (_, Some(split)) => split.workspace_bytes(p.m, p.n),
             _ => 0,
-        } + [pack_a, pack_b]
-            .iter()
-            .flatten()
-            .map(|pk| pk.bytes(p.tier.input_bytes()))
-            .sum::<u64>(),
-    })
+        },
+    };
+    plan.workspace_bytes += plan.packed_bytes(p.tier);
+    Ok(plan)
 }
 
 /// The split of K for `schedule` on `p` (`blocks` output tiles), forced or the selector's:
@@ -1200,7 +1211,7 @@ fn split_k(
         Some(0) => Err(refuse("a split takes at least one slice".into())),
         Some(1) => Ok(None),
         Some(s) => {
-            let split = SplitK::new(s.min(SPLITK_MAX_SPLITS), k_tiles, p.m, p.n);
+            let split = SplitK::new(s.min(SPLITK_MAX_SPLITS), k_tiles, p);
             if split.splits == 1 {
                 return Ok(None); // one k tile: nothing to share
             }
@@ -1221,7 +1232,7 @@ fn split_k(
             let wave = sms / blocks;
             let deep = u64::from(k_tiles / SPLITK_MIN_SLICE_K.div_ceil(t.bk));
             let splits = wave.min(deep).min(u64::from(SPLITK_MAX_SPLITS)) as u32;
-            let split = SplitK::new(splits, k_tiles, p.m, p.n);
+            let split = SplitK::new(splits, k_tiles, p);
             Ok((split.splits >= 2 && room(&split)).then_some(split))
         }
     }
