@@ -8,6 +8,10 @@
 //! reading also faster than torch eager and, where the file has it (`--compile`),
 //! torch.compile at the same op and shape.
 //! `CUBINS_FUSED_SWEEP=1` adds readings at fixed threads per row (for the selector).
+//! `CUBINS_FUSED_GRID=1` times every op at every cell of the rows x cols grid (RoPE at head
+//! sizes 64, 80 and 128) as CUDA-graph replay, instead of the large and decode shapes:
+//! each cell >= 95% of the copy ceiling where the op moves >= 64 MB, and faster than torch
+//! eager and torch.compile where the torch file has the cell (`torch_fused.py --grid`).
 
 mod harness;
 
@@ -31,11 +35,12 @@ use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::stream::Stream;
 use data::{max_row_relative_error, Elem};
 use half::bf16;
-use harness::gpu::buffers::{download, poisoned, upload};
+use harness::gpu::buffers::{download, poisoned};
+use harness::gpu::driver::cust_error;
 use harness::gpu::driver::Result;
 use harness::gpu::session::{self, route_of, Session};
 use harness::gpu::timer::{Identity, Workload};
-use harness::host::reading::Work;
+use harness::host::reading::{Reference, Work};
 use harness::host::rotation::{Residency, RotationPlan};
 use harness::host::stamp::Geometry;
 use std::process::ExitCode;
@@ -47,11 +52,22 @@ const DECODE_ROWS: &[usize] = &[1, 8, 64];
 const DECODE_COLS: &[usize] = &[4096, 8192];
 /// RoPE at a row shape: head_dim 128, cols / 128 q heads, a quarter as many k heads.
 const HEAD_DIM: usize = 128;
+/// The grid (`CUBINS_FUSED_GRID=1`): rows x cols, and RoPE's head sizes.
+const GRID_ROWS: &[usize] = &[1, 2, 5, 16, 100, 1024, 4000, 16384, 32768];
+const GRID_COLS: &[usize] = &[768, 2048, 3072, 6144, 8192, 14336, 20000, 32768];
+const GRID_HEAD_DIMS: &[usize] = &[64, 80, 128];
+/// In the grid, a cell whose op moves at least this many bytes is judged by bandwidth.
+const GRID_BANDWIDTH_BYTES: u64 = 64 << 20;
+const MIN_GRID_BANDWIDTH: f64 = 0.95;
+/// Host inputs repeat with a period of this many elements (whole rows; at least one row):
+/// random data for every byte of a 6 GiB cell would take longer to make than to time.
+const TILE_ELEMS: usize = 1 << 20;
 
 const MIN_FORWARD: f64 = 0.90;
 const MIN_BACKWARD: f64 = 0.80;
 const TORCH_ENV: &str = "CUBINS_TORCH_FUSED_JSON";
 const SWEEP_ENV: &str = "CUBINS_FUSED_SWEEP";
+const GRID_ENV: &str = "CUBINS_FUSED_GRID";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -60,7 +76,8 @@ enum Op {
     Softmax,
     Swiglu,
     SwigluInterleaved,
-    Rope,
+    /// NeoX RoPE at this head size.
+    Rope(usize),
     RmsNormBackward,
     SoftmaxBackward,
 }
@@ -72,22 +89,29 @@ impl Op {
         Op::Softmax,
         Op::Swiglu,
         Op::SwigluInterleaved,
-        Op::Rope,
+        Op::Rope(HEAD_DIM),
         Op::RmsNormBackward,
         Op::SoftmaxBackward,
     ];
 
+    /// The grid's ops: every op, RoPE at each of the grid's head sizes.
+    fn grid() -> Vec<Op> {
+        let rows = Op::ALL.into_iter().filter(|op| !matches!(op, Op::Rope(_)));
+        rows.chain(GRID_HEAD_DIMS.iter().map(|&h| Op::Rope(h)))
+            .collect()
+    }
+
     /// The name the torch script uses too.
-    fn name(self) -> &'static str {
+    fn name(self) -> String {
         match self {
-            Op::RmsNorm => "rmsnorm_fwd",
-            Op::RmsNormResidual => "rmsnorm_fwd_residual",
-            Op::Softmax => "softmax_fwd",
-            Op::Swiglu => "swiglu_fwd",
-            Op::SwigluInterleaved => "swiglu_fwd_interleaved",
-            Op::Rope => "rope_neox",
-            Op::RmsNormBackward => "rmsnorm_bwd",
-            Op::SoftmaxBackward => "softmax_bwd",
+            Op::RmsNorm => "rmsnorm_fwd".into(),
+            Op::RmsNormResidual => "rmsnorm_fwd_residual".into(),
+            Op::Softmax => "softmax_fwd".into(),
+            Op::Swiglu => "swiglu_fwd".into(),
+            Op::SwigluInterleaved => "swiglu_fwd_interleaved".into(),
+            Op::Rope(head_dim) => format!("rope_neox_hd{head_dim}"),
+            Op::RmsNormBackward => "rmsnorm_bwd".into(),
+            Op::SoftmaxBackward => "softmax_bwd".into(),
         }
     }
 
@@ -97,16 +121,18 @@ impl Op {
 
     /// Whether threads per row is a choice of the op (the sweep varies it).
     fn has_row_geometry(self) -> bool {
-        !matches!(self, Op::Swiglu | Op::Rope)
+        !matches!(self, Op::Swiglu | Op::Rope(_))
     }
 
-    fn rope_shape(rows: usize, cols: usize) -> RopeShape {
-        let q_heads = (cols / HEAD_DIM).max(1);
+    /// RoPE at a row shape: `cols / head_dim` q heads (at least 1), a quarter as many k heads
+    /// (torch_fused.py's `rope_heads`).
+    fn rope_shape(head_dim: usize, rows: usize, cols: usize) -> RopeShape {
+        let q_heads = (cols / head_dim).max(1);
         RopeShape {
             tokens: rows,
             q_heads,
             k_heads: (q_heads / 4).max(1),
-            head_dim: HEAD_DIM,
+            head_dim,
         }
     }
 
@@ -119,8 +145,8 @@ impl Op {
             Op::Softmax => vec![n],
             Op::Swiglu => vec![n, n],
             Op::SwigluInterleaved => vec![2 * n],
-            Op::Rope => {
-                let s = Op::rope_shape(rows, cols);
+            Op::Rope(head_dim) => {
+                let s = Op::rope_shape(head_dim, rows, cols);
                 let half = s.tokens * s.head_dim / 2;
                 vec![
                     s.tokens * s.q_heads * s.head_dim,
@@ -144,7 +170,7 @@ impl Op {
             | Op::SwigluInterleaved
             | Op::SoftmaxBackward => vec![n],
             Op::RmsNormResidual => vec![n, n],
-            Op::Rope => vec![],
+            Op::Rope(_) => vec![],
             Op::RmsNormBackward => vec![n, cols],
         }
     }
@@ -155,7 +181,7 @@ impl Op {
         let ins: usize = self.input_lens(rows, cols).iter().sum();
         let outs: usize = self.output_lens(rows, cols).iter().sum();
         let in_place = match self {
-            Op::Rope => self.input_lens(rows, cols)[..2].iter().sum(),
+            Op::Rope(_) => self.input_lens(rows, cols)[..2].iter().sum(),
             _ => 0,
         };
         2 * (ins + outs + in_place) as u64
@@ -177,8 +203,32 @@ struct FusedWorkload<'g> {
     threads: Threads,
     identity: Identity,
     plan: RotationPlan,
+    /// The host inputs hold this many rows; device row `r` holds host row `r % tile_rows`.
+    tile_rows: usize,
     host: Vec<Vec<bf16>>,
     sets: Vec<Set>,
+}
+
+/// Rows of host data per input: whole rows of at most [`TILE_ELEMS`], at least one.
+fn tile_rows(op: Op, rows: usize, cols: usize) -> usize {
+    let row_elems = op.input_lens(1, cols)[0].max(1);
+    (TILE_ELEMS / row_elems).clamp(1, rows)
+}
+
+/// Fills `buf` with `tile` repeated: one upload, then device copies of what is filled.
+fn fill_tiled(buf: &mut DeviceBuffer<Bf16>, tile: &[bf16]) -> Result<()> {
+    let err = |e| cust_error("filling an input", e);
+    buf.index(..tile.len())
+        .copy_from(&to_dev(tile)[..])
+        .map_err(err)?;
+    let mut filled = tile.len();
+    while filled < buf.len() {
+        let n = filled.min(buf.len() - filled);
+        let src = buf.index(..n);
+        buf.index(filled..filled + n).copy_from(&src).map_err(err)?;
+        filled += n;
+    }
+    Ok(())
 }
 
 fn to_dev(v: &[bf16]) -> Vec<Bf16> {
@@ -198,8 +248,8 @@ fn host_inputs(op: Op, rows: usize, cols: usize, seed: u64) -> Vec<Vec<bf16>> {
             let w = if op == Op::RmsNormResidual { 2 } else { 1 };
             tensors[w] = rng.fill::<bf16>(cols, 0.5, 1.5);
         }
-        Op::Rope => {
-            let s = Op::rope_shape(rows, cols);
+        Op::Rope(head_dim) => {
+            let s = Op::rope_shape(head_dim, rows, cols);
             let (c, si) = reference::rope_table(s.tokens, s.head_dim, 10000.0);
             tensors[2] = c.into_iter().map(bf16::from_f64).collect();
             tensors[3] = si.into_iter().map(bf16::from_f64).collect();
@@ -220,12 +270,20 @@ impl<'g> FusedWorkload<'g> {
     ) -> Result<FusedWorkload<'g>> {
         let bytes = op.bytes(rows, cols);
         let plan = RotationPlan::new(bytes, s.l2_bytes, Residency::Streamed);
-        let host = host_inputs(op, rows, cols, seed);
+        let tile_rows = tile_rows(op, rows, cols);
+        let host = host_inputs(op, tile_rows, cols, seed);
         let mut sets = Vec::with_capacity(plan.sets);
         for _ in 0..plan.sets {
             let inputs = host
                 .iter()
-                .map(|t| upload(&to_dev(t)))
+                .zip(op.input_lens(rows, cols))
+                .map(|(t, len)| {
+                    // SAFETY: fill_tiled writes every element before anything reads it.
+                    let mut buf = unsafe { DeviceBuffer::<Bf16>::uninitialized(len) }
+                        .map_err(|e| cust_error("allocating an input", e))?;
+                    fill_tiled(&mut buf, t)?;
+                    Ok(buf)
+                })
                 .collect::<Result<Vec<_>>>()?;
             let outputs = op
                 .output_lens(rows, cols)
@@ -266,6 +324,7 @@ impl<'g> FusedWorkload<'g> {
                 name: String::new(),
             },
             plan,
+            tile_rows,
             host,
             sets,
         };
@@ -288,8 +347,8 @@ impl<'g> FusedWorkload<'g> {
             }),
             dtype: "bf16".into(),
             shape: match op {
-                Op::Rope => {
-                    let r = Op::rope_shape(rows, cols);
+                Op::Rope(head_dim) => {
+                    let r = Op::rope_shape(head_dim, rows, cols);
                     format!("{}x({}+{})x{}", r.tokens, r.q_heads, r.k_heads, r.head_dim)
                 }
                 _ => format!("{rows}x{cols}"),
@@ -339,8 +398,8 @@ impl<'g> FusedWorkload<'g> {
                         .map_err(err)?,
                 ]
             }
-            Op::Rope => {
-                let shape = Op::rope_shape(rows, cols);
+            Op::Rope(head_dim) => {
+                let shape = Op::rope_shape(head_dim, rows, cols);
                 let (mut q, mut k) = (i[0].index(..), i[1].index(..));
                 vec![rope(
                     gpu,
@@ -383,8 +442,7 @@ impl<'g> FusedWorkload<'g> {
         let (rows, cols) = (self.rows, self.cols);
         // Fresh inputs (RoPE rotated them in place on every launch) and poisoned outputs.
         for (buf, host) in self.sets[0].inputs.iter_mut().zip(&self.host) {
-            buf.copy_from(&to_dev(host)[..])
-                .map_err(|e| format!("re-upload: {e:?}"))?;
+            fill_tiled(buf, host)?;
         }
         for buf in &mut self.sets[0].outputs {
             buf.set_8(0xFF).map_err(|e| format!("re-poison: {e:?}"))?;
@@ -394,6 +452,9 @@ impl<'g> FusedWorkload<'g> {
         let f = |t: &[bf16]| data::to_f64(t);
         let pick = [0, rows / 2, rows - 1];
         let row = |t: &[bf16], r: usize, len: usize| f(&t[r * len..(r + 1) * len]);
+        // Row r of an input is host row r % tile_rows (fill_tiled).
+        let tile_rows = self.tile_rows;
+        let in_row = |t: &[bf16], r: usize, len: usize| row(t, r % tile_rows, len);
         let h = &self.host;
         let outs: Vec<Vec<bf16>> = self.sets[0]
             .outputs
@@ -405,13 +466,13 @@ impl<'g> FusedWorkload<'g> {
             let (got, want, len): (Vec<f64>, Vec<f64>, usize) = match self.op {
                 Op::RmsNorm => (
                     row(&outs[0], r, cols),
-                    reference::rmsnorm(&row(&h[0], r, cols), &f(&h[1]), cols, eps),
+                    reference::rmsnorm(&in_row(&h[0], r, cols), &f(&h[1]), cols, eps),
                     cols,
                 ),
                 Op::RmsNormResidual => {
                     let hr = reference::residual_add(
-                        &row(&h[0], r, cols),
-                        &row(&h[1], r, cols),
+                        &in_row(&h[0], r, cols),
+                        &in_row(&h[1], r, cols),
                         data::round_to::<bf16>,
                     );
                     let y = reference::rmsnorm(&hr, &f(&h[2]), cols, eps);
@@ -423,20 +484,20 @@ impl<'g> FusedWorkload<'g> {
                 }
                 Op::Softmax => (
                     row(&outs[0], r, cols),
-                    reference::softmax(&row(&h[0], r, cols), cols),
+                    reference::softmax(&in_row(&h[0], r, cols), cols),
                     cols,
                 ),
                 Op::Swiglu => (
                     row(&outs[0], r, cols),
-                    reference::swiglu(&row(&h[0], r, cols), &row(&h[1], r, cols)),
+                    reference::swiglu(&in_row(&h[0], r, cols), &in_row(&h[1], r, cols)),
                     cols,
                 ),
                 Op::SwigluInterleaved => {
-                    let (g, u) = reference::split_gate_up(&row(&h[0], r, 2 * cols), cols);
+                    let (g, u) = reference::split_gate_up(&in_row(&h[0], r, 2 * cols), cols);
                     (row(&outs[0], r, cols), reference::swiglu(&g, &u), cols)
                 }
-                Op::Rope => {
-                    let s = Op::rope_shape(rows, cols);
+                Op::Rope(head_dim) => {
+                    let s = Op::rope_shape(head_dim, rows, cols);
                     let q_len = s.q_heads * s.head_dim;
                     let mut got = vec![bf16::ZERO; q_len];
                     let q = self.sets[0].inputs[0].index(r * q_len..(r + 1) * q_len);
@@ -445,9 +506,9 @@ impl<'g> FusedWorkload<'g> {
                     got = dev.into_iter().map(|x| x.0).collect();
                     let half = s.head_dim / 2;
                     let want = reference::rope(
-                        &row(&h[0], r, q_len),
-                        &row(&h[2], r, half),
-                        &row(&h[3], r, half),
+                        &in_row(&h[0], r, q_len),
+                        &in_row(&h[2], r, half),
+                        &in_row(&h[3], r, half),
                         s.q_heads,
                         s.head_dim,
                         reference::Pairing::Neox,
@@ -457,9 +518,9 @@ impl<'g> FusedWorkload<'g> {
                 Op::RmsNormBackward => {
                     // One row's dx needs only that row (dw sums every row: checked for poison).
                     let g = reference::rmsnorm_backward(
-                        &row(&h[0], r, cols),
+                        &in_row(&h[0], r, cols),
                         &f(&h[1]),
-                        &row(&h[2], r, cols),
+                        &in_row(&h[2], r, cols),
                         cols,
                         eps,
                     );
@@ -467,7 +528,11 @@ impl<'g> FusedWorkload<'g> {
                 }
                 Op::SoftmaxBackward => (
                     row(&outs[0], r, cols),
-                    reference::softmax_backward(&row(&h[0], r, cols), &row(&h[1], r, cols), cols),
+                    reference::softmax_backward(
+                        &in_row(&h[0], r, cols),
+                        &in_row(&h[1], r, cols),
+                        cols,
+                    ),
                     cols,
                 ),
             };
@@ -574,7 +639,7 @@ impl TorchTimes {
     fn get(&self, mode: &str, op: Op, rows: usize, cols: usize) -> Option<f64> {
         self.0
             .iter()
-            .find(|(m, o, r, c, _)| m == mode && o == op.name() && *r == rows && *c == cols)
+            .find(|(m, o, r, c, _)| m == mode && *o == op.name() && *r == rows && *c == cols)
             .map(|t| t.4)
     }
 }
@@ -602,6 +667,9 @@ fn run(s: &mut Session<'_>) -> Result<()> {
             None
         }
     };
+    if std::env::var(GRID_ENV).is_ok_and(|v| v == "1") {
+        return run_grid(s, &ceiling, torch.as_ref());
+    }
     let large: &[(usize, usize)] = if s.options.quick { &LARGE[..2] } else { LARGE };
     let sweep = std::env::var(SWEEP_ENV).is_ok_and(|v| v == "1");
 
@@ -632,15 +700,7 @@ fn run(s: &mut Session<'_>) -> Result<()> {
                     if clean { "" } else { " (reading flagged)" }
                 ),
             );
-            for (mode, name) in TORCH_MODES {
-                if let Some(t) = torch.as_ref().and_then(|t| t.get(mode, op, rows, cols)) {
-                    s.check(
-                        format!("{label} faster than {name}"),
-                        clean && p50 < t,
-                        format!("p50 {p50:.2} us vs {name} {t:.2} us: {:.2}x", t / p50),
-                    );
-                }
-            }
+            check_against_torch(s, torch.as_ref(), &label, op, rows, cols, clean, p50);
             if sweep && op.has_row_geometry() {
                 for t in sweep_threads() {
                     let Ok(mut w) = FusedWorkload::new(s, op, rows, cols, Threads::PerRow(t), seed)
@@ -677,6 +737,78 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     }
     s.timer.graph = graph;
     Ok(())
+}
+
+/// Every op at every cell of the grid, as CUDA-graph replay; `--quick` takes a corner of it.
+fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>) -> Result<()> {
+    let graph = s.timer.graph;
+    s.timer.graph = true;
+    let (rows_list, cols_list): (&[usize], &[usize]) = if s.options.quick {
+        (&[1, 5, 1024, 32768], &[768, 8192, 32768])
+    } else {
+        (GRID_ROWS, GRID_COLS)
+    };
+    for &rows in rows_list {
+        for &cols in cols_list {
+            for op in Op::grid() {
+                let label = format!("{} {rows}x{cols}", op.name());
+                let seed = 0x6E1D ^ (rows as u64) << 20 ^ cols as u64;
+                let bytes = op.bytes(rows, cols);
+                let by_bandwidth = bytes >= GRID_BANDWIDTH_BYTES;
+                let mut w = match FusedWorkload::new(s, op, rows, cols, Threads::Auto, seed) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        s.check(format!("{label} runs"), false, e);
+                        continue;
+                    }
+                };
+                s.measure(&label, &mut w, by_bandwidth.then(|| ceiling.clone()))?;
+                drop(w);
+                let reading = s.readings().last().ok_or("no reading")?;
+                let (clean, fraction, p50) = (
+                    reading.is_clean(),
+                    reading.fraction_of_reference(),
+                    reading.summary.p50,
+                );
+                if by_bandwidth {
+                    s.check(
+                        format!(
+                            "{label} >= {:.0}% of the copy ceiling",
+                            MIN_GRID_BANDWIDTH * 100.0
+                        ),
+                        clean && fraction.is_some_and(|f| f >= MIN_GRID_BANDWIDTH),
+                        format!("{:.1}%", fraction.unwrap_or(0.0) * 100.0),
+                    );
+                }
+                check_against_torch(s, torch, &label, op, rows, cols, clean, p50);
+            }
+        }
+    }
+    s.timer.graph = graph;
+    Ok(())
+}
+
+/// `label` faster than each torch mode the file has at this op and shape.
+#[allow(clippy::too_many_arguments)]
+fn check_against_torch(
+    s: &mut Session<'_>,
+    torch: Option<&TorchTimes>,
+    label: &str,
+    op: Op,
+    rows: usize,
+    cols: usize,
+    clean: bool,
+    p50: f64,
+) {
+    for (mode, name) in TORCH_MODES {
+        if let Some(t) = torch.and_then(|t| t.get(mode, op, rows, cols)) {
+            s.check(
+                format!("{label} faster than {name}"),
+                clean && p50 < t,
+                format!("p50 {p50:.2} us vs {name} {t:.2} us: {:.2}x", t / p50),
+            );
+        }
+    }
 }
 
 fn main() -> ExitCode {
