@@ -31,7 +31,7 @@ lock, so one process at a time uses the GPU for a reading.
 Every result carries its "mode" ("eager" or "compile") and its "timing" ("graph" or
 "launches"). A compiled op is checked against eager once before it is timed.
 
-Usage: python3 benches/torch_fused.py OUT.json [--quick] [--grid] [--compile] [--graph] [--jobs N]
+Usage: python3 benches/torch_fused.py OUT.json [--quick] [--grid] [--compile] [--graph] [--jobs N] [--assemble]
 Then: CUBINS_TORCH_FUSED_JSON=OUT.json bundle/benches/fused --results DIR
 """
 
@@ -42,7 +42,6 @@ import multiprocessing as mp
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 import torch
@@ -371,19 +370,24 @@ def main():
         "l2_bytes": getattr(props, "L2_cache_size", 60 << 20),
     }
     todo = cells("--quick" in flags, grid, "--compile" in flags)
-    tmp = tempfile.mkdtemp(prefix="torch_fused.")
-    lock = os.path.join(tmp, "gpu.lock") if jobs > 1 else None
-    parts = [(p, jobs, todo, opts, lock, os.path.join(tmp, f"part{p}.jsonl")) for p in range(jobs)]
+    # Each worker appends its readings to OUT.parts/partN.jsonl as it goes; `--assemble`
+    # writes OUT from what is there (after a run that was stopped early).
+    parts_dir = out + ".parts"
     t0 = time.perf_counter()
-    if jobs == 1:
-        worker(parts[0])
-    else:
-        with mp.get_context("spawn").Pool(jobs) as pool:
-            pool.map(worker, parts)
+    if "--assemble" not in flags:
+        os.makedirs(parts_dir, exist_ok=True)
+        lock = os.path.join(parts_dir, "gpu.lock") if jobs > 1 else None
+        parts = [(p, jobs, todo, opts, lock, os.path.join(parts_dir, f"part{p}.jsonl")) for p in range(jobs)]
+        if jobs == 1:
+            worker(parts[0])
+        else:
+            with mp.get_context("spawn").Pool(jobs) as pool:
+                pool.map(worker, parts)
     results = []
-    for p in parts:
-        with open(p[5]) as f:
-            results += [json.loads(line) for line in f]
+    for name in sorted(os.listdir(parts_dir)):
+        if name.endswith(".jsonl"):
+            with open(os.path.join(parts_dir, name)) as f:
+                results += [json.loads(line) for line in f if line.strip()]
     errors = [r for r in results if "error" in r]
     doc = {
         "comparators": ["torch eager"] + (["torch.compile (inductor, default mode, static shapes)"] if "--compile" in flags else []),
@@ -398,13 +402,15 @@ def main():
             f"inputs rotated past {L2_MULTIPLE}x L2; {jobs} worker processes, one timing at a time"
         ),
         "wall_s": time.perf_counter() - t0,
+        "cells_planned": len(todo),
         "errors": len(errors),
         "results": results,
     }
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
     print(f"wrote {len(results)} readings ({len(errors)} errors) to {out} in {doc['wall_s']:.0f} s")
-    return 0 if not errors and all(math.isfinite(r["median_us"]) for r in results) else 1
+    complete = len(results) == len(todo) and not errors
+    return 0 if complete and all(math.isfinite(r["median_us"]) for r in results) else 1
 
 
 if __name__ == "__main__":
