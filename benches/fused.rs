@@ -637,9 +637,10 @@ impl TorchTimes {
     }
 
     fn get(&self, mode: &str, op: Op, rows: usize, cols: usize) -> Option<f64> {
+        let op = op.name();
         self.0
             .iter()
-            .find(|(m, o, r, c, _)| m == mode && *o == op.name() && *r == rows && *c == cols)
+            .find(|(m, o, r, c, _)| m == mode && *o == op && *r == rows && *c == cols)
             .map(|t| t.4)
     }
 }
@@ -680,27 +681,12 @@ fn run(s: &mut Session<'_>) -> Result<()> {
             let label = format!("{} {rows}x{cols}", op.name());
             s.measure(&label, &mut w, Some(ceiling.clone()))?;
             drop(w);
-            let reading = s.readings().last().ok_or("no reading")?;
-            let (clean, fraction, p50) = (
-                reading.is_clean(),
-                reading.fraction_of_reference(),
-                reading.summary.p50,
-            );
             let bar = if op.is_backward() {
                 MIN_BACKWARD
             } else {
                 MIN_FORWARD
             };
-            s.check(
-                format!("{label} >= {:.0}% of the copy ceiling", bar * 100.0),
-                clean && fraction.is_some_and(|f| f >= bar),
-                format!(
-                    "{:.1}%{}",
-                    fraction.unwrap_or(0.0) * 100.0,
-                    if clean { "" } else { " (reading flagged)" }
-                ),
-            );
-            check_against_torch(s, torch.as_ref(), &label, op, rows, cols, clean, p50);
+            judge(s, torch.as_ref(), &label, op, rows, cols, Some(bar))?;
             if sweep && op.has_row_geometry() {
                 for t in sweep_threads() {
                     let Ok(mut w) = FusedWorkload::new(s, op, rows, cols, Threads::PerRow(t), seed)
@@ -764,23 +750,8 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
                 };
                 s.measure(&label, &mut w, by_bandwidth.then(|| ceiling.clone()))?;
                 drop(w);
-                let reading = s.readings().last().ok_or("no reading")?;
-                let (clean, fraction, p50) = (
-                    reading.is_clean(),
-                    reading.fraction_of_reference(),
-                    reading.summary.p50,
-                );
-                if by_bandwidth {
-                    s.check(
-                        format!(
-                            "{label} >= {:.0}% of the copy ceiling",
-                            MIN_GRID_BANDWIDTH * 100.0
-                        ),
-                        clean && fraction.is_some_and(|f| f >= MIN_GRID_BANDWIDTH),
-                        format!("{:.1}%", fraction.unwrap_or(0.0) * 100.0),
-                    );
-                }
-                check_against_torch(s, torch, &label, op, rows, cols, clean, p50);
+                let bar = by_bandwidth.then_some(MIN_GRID_BANDWIDTH);
+                judge(s, torch, &label, op, rows, cols, bar)?;
             }
         }
     }
@@ -788,18 +759,34 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
     Ok(())
 }
 
-/// `label` faster than each torch mode the file has at this op and shape.
-#[allow(clippy::too_many_arguments)]
-fn check_against_torch(
+/// Checks the last reading (`label`): at least `bar` of the copy ceiling where one is given,
+/// and faster than each torch mode the file has at this op and shape.
+fn judge(
     s: &mut Session<'_>,
     torch: Option<&TorchTimes>,
     label: &str,
     op: Op,
     rows: usize,
     cols: usize,
-    clean: bool,
-    p50: f64,
-) {
+    bar: Option<f64>,
+) -> Result<()> {
+    let reading = s.readings().last().ok_or("no reading")?;
+    let (clean, fraction, p50) = (
+        reading.is_clean(),
+        reading.fraction_of_reference(),
+        reading.summary.p50,
+    );
+    if let Some(bar) = bar {
+        s.check(
+            format!("{label} >= {:.0}% of the copy ceiling", bar * 100.0),
+            clean && fraction.is_some_and(|f| f >= bar),
+            format!(
+                "{:.1}%{}",
+                fraction.unwrap_or(0.0) * 100.0,
+                if clean { "" } else { " (reading flagged)" }
+            ),
+        );
+    }
     for (mode, name) in TORCH_MODES {
         if let Some(t) = torch.and_then(|t| t.get(mode, op, rows, cols)) {
             s.check(
@@ -809,6 +796,7 @@ fn check_against_torch(
             );
         }
     }
+    Ok(())
 }
 
 fn main() -> ExitCode {
