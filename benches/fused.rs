@@ -11,7 +11,9 @@
 //! `CUBINS_FUSED_GRID=1` times every op at every cell of the rows x cols grid (RoPE at head
 //! sizes 64, 80 and 128) as CUDA-graph replay, instead of the large and decode shapes:
 //! each cell >= 95% of the copy ceiling where the op moves >= 64 MB, and faster than torch
-//! eager and torch.compile where the torch file has the cell (`torch_fused.py --grid`).
+//! eager and torch.compile where the torch file has the cell (`torch_fused.py --grid`) and
+//! rotated as many input sets (at most [`MAX_SETS`] on both sides); `CUBINS_FUSED_GRID_ROWS=1,2`
+//! and `CUBINS_FUSED_GRID_COLS=768,8192` keep those rows and columns.
 
 mod harness;
 
@@ -59,6 +61,10 @@ const GRID_HEAD_DIMS: &[usize] = &[64, 80, 128];
 /// In the grid, a cell whose op moves at least this many bytes is judged by bandwidth.
 const GRID_BANDWIDTH_BYTES: u64 = 64 << 20;
 const MIN_GRID_BANDWIDTH: f64 = 0.95;
+/// Buffer sets at most, in every reading: calls that move less than 4x L2 / MAX_SETS (about
+/// 1 MB on the H200) are L2-resident. benches/torch_fused.py rotates the same way, and a torch
+/// reading is compared only where its set count is this bench's.
+const MAX_SETS: usize = 256;
 /// Host inputs repeat with a period of this many elements (whole rows; at least one row):
 /// random data for every byte of a 6 GiB cell would take longer to make than to time.
 const TILE_ELEMS: usize = 1 << 20;
@@ -68,6 +74,8 @@ const MIN_BACKWARD: f64 = 0.80;
 const TORCH_ENV: &str = "CUBINS_TORCH_FUSED_JSON";
 const SWEEP_ENV: &str = "CUBINS_FUSED_SWEEP";
 const GRID_ENV: &str = "CUBINS_FUSED_GRID";
+const GRID_ROWS_ENV: &str = "CUBINS_FUSED_GRID_ROWS";
+const GRID_COLS_ENV: &str = "CUBINS_FUSED_GRID_COLS";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -269,7 +277,7 @@ impl<'g> FusedWorkload<'g> {
         seed: u64,
     ) -> Result<FusedWorkload<'g>> {
         let bytes = op.bytes(rows, cols);
-        let plan = RotationPlan::new(bytes, s.l2_bytes, Residency::Streamed);
+        let plan = RotationPlan::new(bytes, s.l2_bytes, Residency::StreamedAtMost(MAX_SETS));
         let tile_rows = tile_rows(op, rows, cols);
         let host = host_inputs(op, tile_rows, cols, seed);
         let mut sets = Vec::with_capacity(plan.sets);
@@ -585,9 +593,20 @@ impl Workload for FusedWorkload<'_> {
     }
 }
 
-/// Torch medians by (mode, op, rows, cols), from benches/torch_fused.py's JSON; the mode is
-/// `eager` or `compile` (a file without modes is eager's).
-struct TorchTimes(Vec<(String, String, usize, usize, f64)>);
+/// One torch reading from benches/torch_fused.py's JSON.
+struct TorchReading {
+    /// `eager` or `compile` (a file without modes is eager's).
+    mode: String,
+    op: String,
+    rows: usize,
+    cols: usize,
+    median_us: f64,
+    /// The input sets its windows rotated over (absent in files older than the rule).
+    input_sets: Option<usize>,
+}
+
+/// The torch readings of one file.
+struct TorchTimes(Vec<TorchReading>);
 
 /// The torch modes a reading is checked against, with the name the checks give them.
 const TORCH_MODES: &[(&str, &str)] = &[("eager", "torch eager"), ("compile", "torch.compile")];
@@ -610,38 +629,40 @@ impl TorchTimes {
             let op = r["op"]
                 .as_str()
                 .ok_or(format!("{path}: a result without `op`"))?;
-            let rows = r["rows"]
-                .as_u64()
-                .ok_or(format!("{path}: {op} without `rows`"))?;
-            let cols = r["cols"]
-                .as_u64()
-                .ok_or(format!("{path}: {op} without `cols`"))?;
-            let us = r["median_us"]
-                .as_f64()
-                .ok_or(format!("{path}: {op} without `median_us`"))?;
+            let count = |key: &str| {
+                r[key]
+                    .as_u64()
+                    .map(|v| v as usize)
+                    .ok_or(format!("{path}: {op} without `{key}`"))
+            };
+            if r.get("error").is_some() {
+                continue; // a cell torch failed at: nothing to compare against
+            }
             let mode = r["mode"].as_str().unwrap_or("eager");
             if !TORCH_MODES.iter().any(|(m, _)| *m == mode) {
                 return Err(format!(
                     "{path}: {op} has mode `{mode}`, not eager or compile"
                 ));
             }
-            out.push((
-                mode.to_string(),
-                op.to_string(),
-                rows as usize,
-                cols as usize,
-                us,
-            ));
+            out.push(TorchReading {
+                mode: mode.to_string(),
+                op: op.to_string(),
+                rows: count("rows")?,
+                cols: count("cols")?,
+                median_us: r["median_us"]
+                    .as_f64()
+                    .ok_or(format!("{path}: {op} without `median_us`"))?,
+                input_sets: r["input_sets"].as_u64().map(|v| v as usize),
+            });
         }
         Ok(TorchTimes(out))
     }
 
-    fn get(&self, mode: &str, op: Op, rows: usize, cols: usize) -> Option<f64> {
+    fn get(&self, mode: &str, op: Op, rows: usize, cols: usize) -> Option<&TorchReading> {
         let op = op.name();
         self.0
             .iter()
-            .find(|(m, o, r, c, _)| m == mode && *o == op && *r == rows && *c == cols)
-            .map(|t| t.4)
+            .find(|t| t.mode == mode && t.op == op && t.rows == rows && t.cols == cols)
     }
 }
 
@@ -680,13 +701,20 @@ fn run(s: &mut Session<'_>) -> Result<()> {
             let mut w = FusedWorkload::new(s, op, rows, cols, Threads::Auto, seed)?;
             let label = format!("{} {rows}x{cols}", op.name());
             s.measure(&label, &mut w, Some(ceiling.clone()))?;
+            let sets = w.plan.sets;
             drop(w);
             let bar = if op.is_backward() {
                 MIN_BACKWARD
             } else {
                 MIN_FORWARD
             };
-            judge(s, torch.as_ref(), &label, op, rows, cols, Some(bar))?;
+            let cell = Cell {
+                op,
+                rows,
+                cols,
+                sets,
+            };
+            judge(s, torch.as_ref(), &label, cell, Some(bar))?;
             if sweep && op.has_row_geometry() {
                 for t in sweep_threads() {
                     let Ok(mut w) = FusedWorkload::new(s, op, rows, cols, Threads::PerRow(t), seed)
@@ -729,13 +757,16 @@ fn run(s: &mut Session<'_>) -> Result<()> {
 fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>) -> Result<()> {
     let graph = s.timer.graph;
     s.timer.graph = true;
-    let (rows_list, cols_list): (&[usize], &[usize]) = if s.options.quick {
-        (&[1, 5, 1024, 32768], &[768, 8192, 32768])
+    let (rows_list, cols_list) = if s.options.quick {
+        (vec![1, 5, 1024, 32768], vec![768, 8192, 32768])
     } else {
-        (GRID_ROWS, GRID_COLS)
+        (
+            grid_axis(GRID_ROWS_ENV, "row", GRID_ROWS)?,
+            grid_axis(GRID_COLS_ENV, "column count", GRID_COLS)?,
+        )
     };
-    for &rows in rows_list {
-        for &cols in cols_list {
+    for rows in rows_list {
+        for &cols in &cols_list {
             for op in Op::grid() {
                 let label = format!("{} {rows}x{cols}", op.name());
                 let seed = 0x6E1D ^ (rows as u64) << 20 ^ cols as u64;
@@ -749,9 +780,21 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
                     }
                 };
                 s.measure(&label, &mut w, by_bandwidth.then(|| ceiling.clone()))?;
+                let sets = w.plan.sets;
                 drop(w);
                 let bar = by_bandwidth.then_some(MIN_GRID_BANDWIDTH);
-                judge(s, torch, &label, op, rows, cols, bar)?;
+                judge(
+                    s,
+                    torch,
+                    &label,
+                    Cell {
+                        op,
+                        rows,
+                        cols,
+                        sets,
+                    },
+                    bar,
+                )?;
             }
         }
     }
@@ -759,17 +802,46 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
     Ok(())
 }
 
+/// The grid's values on one axis, or those the variable keeps (`1,2,5`: a grid split over runs).
+fn grid_axis(var: &str, what: &str, grid: &[usize]) -> Result<Vec<usize>> {
+    let Ok(list) = std::env::var(var) else {
+        return Ok(grid.to_vec());
+    };
+    list.split(',')
+        .map(|v| match v.trim().parse::<usize>() {
+            Ok(v) if grid.contains(&v) => Ok(v),
+            _ => Err(format!(
+                "${var}: `{v}` is not a grid {what} (the grid's: {grid:?})"
+            )),
+        })
+        .collect()
+}
+
+/// What a reading measured: the op, its shape, and the buffer sets its windows rotated.
+#[derive(Clone, Copy)]
+struct Cell {
+    op: Op,
+    rows: usize,
+    cols: usize,
+    sets: usize,
+}
+
 /// Checks the last reading (`label`): at least `bar` of the copy ceiling where one is given,
-/// and faster than each torch mode the file has at this op and shape.
+/// and faster than each torch mode the file has at this op and shape, where torch rotated as
+/// many input sets (a different count is a failed check, not a comparison).
 fn judge(
     s: &mut Session<'_>,
     torch: Option<&TorchTimes>,
     label: &str,
-    op: Op,
-    rows: usize,
-    cols: usize,
+    cell: Cell,
     bar: Option<f64>,
 ) -> Result<()> {
+    let Cell {
+        op,
+        rows,
+        cols,
+        sets,
+    } = cell;
     let reading = s.readings().last().ok_or("no reading")?;
     let (clean, fraction, p50) = (
         reading.is_clean(),
@@ -788,13 +860,27 @@ fn judge(
         );
     }
     for (mode, name) in TORCH_MODES {
-        if let Some(t) = torch.and_then(|t| t.get(mode, op, rows, cols)) {
+        let Some(t) = torch.and_then(|t| t.get(mode, op, rows, cols)) else {
+            continue;
+        };
+        if t.input_sets != Some(sets) {
             s.check(
                 format!("{label} faster than {name}"),
-                clean && p50 < t,
-                format!("p50 {p50:.2} us vs {name} {t:.2} us: {:.2}x", t / p50),
+                false,
+                format!(
+                    "not compared: torch rotated {} input sets, this bench {sets}",
+                    t.input_sets
+                        .map_or("an unknown number of".into(), |n| n.to_string())
+                ),
             );
+            continue;
         }
+        let t = t.median_us;
+        s.check(
+            format!("{label} faster than {name}"),
+            clean && p50 < t,
+            format!("p50 {p50:.2} us vs {name} {t:.2} us: {:.2}x", t / p50),
+        );
     }
     Ok(())
 }

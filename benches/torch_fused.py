@@ -18,9 +18,10 @@ rows x cols grid, RoPE at head sizes 64, 80 and 128):
   softmax_bwd              eager: torch._softmax_backward_data; compile: y * (dy - sum(y * dy))
 
 Each op is timed with CUDA events around windows of calls (as many as fill about a
-millisecond, at most 256), after a warm-up, as the median over windows of the time per call;
-every call uses the next of several input sets, so the bytes touched between two uses of one
-set exceed 4x the L2 (inputs are not L2-resident). With --graph each window is captured once
+millisecond, at most 256, in whole passes over the input sets), after a warm-up, as the median
+over windows of the time per call. Every call uses the next input set: enough sets that one
+pass touches more than 4x the L2, at most 256 (MAX_SETS, the crate bench's rule), so calls
+that move more than about 1 MB are not L2-resident and smaller ones are, on both sides. With --graph each window is captured once
 as a CUDA graph and replayed (the kernels' time without the host's launch cost, as the crate's
 decode readings are taken); without it the calls are launched back to back.
 
@@ -31,7 +32,11 @@ lock, so one process at a time uses the GPU for a reading.
 Every result carries its "mode" ("eager" or "compile") and its "timing" ("graph" or
 "launches"). A compiled op is checked against eager once before it is timed.
 
-Usage: python3 benches/torch_fused.py OUT.json [--quick] [--grid] [--compile] [--graph] [--jobs N] [--assemble]
+--rows 1,2,5, --cols 768,8192 and --ops rmsnorm_fwd,softmax_fwd keep those grid rows, columns
+and ops (a grid split over several runs).
+
+Usage: python3 benches/torch_fused.py OUT.json [--quick] [--grid] [--compile] [--graph] [--jobs N]
+       [--rows R,R] [--cols C,C] [--ops OP,OP] [--assemble]
 Then: CUBINS_TORCH_FUSED_JSON=OUT.json bundle/benches/fused --results DIR
 """
 
@@ -60,6 +65,10 @@ GRID_WINDOWS = 21
 WINDOW_US = 1000.0
 MAX_CALLS_PER_WINDOW = 256
 L2_MULTIPLE = 4
+# At most this many input sets: the crate's fused bench (benches/fused.rs, MAX_SETS) rotates
+# the same sets, and checks a torch reading only where the counts agree. Calls that move less
+# than 4x L2 / MAX_SETS (about 1 MB on the H200) are therefore L2-resident on both sides.
+MAX_SETS = 256
 BF = torch.bfloat16
 
 ROW_OPS = [
@@ -255,10 +264,7 @@ def time_cell(cell, opts, lock):
             got, want = outputs(fn(first)), outputs(run_op(op, first, cols, "eager"))
             for g, w in zip(got, want):
                 torch.testing.assert_close(g.float(), w.float(), rtol=2e-2, atol=2e-2)
-        sets = [first]
-        resident = sum(x.numel() * x.element_size() for x in first)
-        while len(sets) * resident <= L2_MULTIPLE * opts["l2_bytes"] and len(sets) < 20000:
-            sets.append(make_inputs(op, rows, cols, dev, gen)[0])
+        sets = [first] + [make_inputs(op, rows, cols, dev, gen)[0] for _ in range(rotation_sets(moved, opts) - 1)]
         r = time_windows(fn, sets, opts)
         del sets, first
     torch.cuda.empty_cache()
@@ -268,6 +274,11 @@ def time_cell(cell, opts, lock):
         r["head_dim"] = rope_head_dim(op)
         r["q_heads"], r["k_heads"] = rope_heads(cols, r["head_dim"])
     return r
+
+
+def rotation_sets(moved, opts):
+    """The crate's RotationPlan: one pass over the sets touches more than 4x L2, capped."""
+    return min(L2_MULTIPLE * opts["l2_bytes"] // max(moved, 1) + 1, MAX_SETS)
 
 
 def time_windows(fn, sets, opts):
@@ -295,7 +306,9 @@ def time_windows(fn, sets, opts):
     torch.cuda.current_stream().wait_stream(side)
     torch.cuda.synchronize()
     single = statistics.median(timed(launches(1, i)) for i in range(5))
-    calls = max(1, min(MAX_CALLS_PER_WINDOW, math.ceil(WINDOW_US / max(single, 1e-3))))
+    # Whole passes over the sets, so each is used equally often (the crate's rule).
+    calls = max(len(sets), min(MAX_CALLS_PER_WINDOW, math.ceil(WINDOW_US / max(single, 1e-3))))
+    calls = math.ceil(calls / len(sets)) * len(sets)
     timing = "launches"
     if opts["graph"]:
         try:
@@ -324,12 +337,26 @@ def time_windows(fn, sets, opts):
     }
 
 
-def cells(quick, grid, compiled):
+def kept(grid, values, flag):
+    """The grid's values that the flag lists (all without it); a value off the grid is an error."""
+    if values is None:
+        return grid
+    unknown = [v for v in values if not v.isdigit() or int(v) not in grid]
+    if unknown:
+        raise SystemExit(f"{flag}: not on the grid: {', '.join(unknown)} (the grid's: {grid})")
+    return [g for g in grid if str(g) in values]
+
+
+def cells(quick, grid, compiled, rows=None, cols=None, ops=None):
     if grid:
-        shapes = [(r, c) for r in GRID_ROWS for c in GRID_COLS]
+        shapes = [(r, c) for r in kept(GRID_ROWS, rows, "--rows") for c in kept(GRID_COLS, cols, "--cols")]
     else:
         shapes = (LARGE[:2] if quick else LARGE) + (DECODE[:3] if quick else DECODE)
-    ops = ROW_OPS + [rope_op(h) for h in (ROPE_HEAD_DIMS if grid else [HEAD_DIM])]
+    every = ROW_OPS + [rope_op(h) for h in (ROPE_HEAD_DIMS if grid else [HEAD_DIM])]
+    unknown = sorted(set(ops or []) - set(every))
+    if unknown:
+        raise SystemExit(f"--ops: unknown {', '.join(unknown)} (known: {', '.join(every)})")
+    ops = [op for op in every if ops is None or op in ops]
     out = []
     for rows, cols in shapes:
         for op in ops:
@@ -369,7 +396,8 @@ def main():
         "windows": GRID_WINDOWS if grid else WINDOWS,
         "l2_bytes": getattr(props, "L2_cache_size", 60 << 20),
     }
-    todo = cells("--quick" in flags, grid, "--compile" in flags)
+    listed = lambda name: flags[flags.index(name) + 1].split(",") if name in flags else None
+    todo = cells("--quick" in flags, grid, "--compile" in flags, listed("--rows"), listed("--cols"), listed("--ops"))
     # Each worker appends its readings to OUT.parts/partN.jsonl as it goes; `--assemble`
     # writes OUT from what is there (after a run that was stopped early).
     parts_dir = out + ".parts"
@@ -399,7 +427,8 @@ def main():
             f"CUDA events around windows of calls (~{WINDOW_US:.0f} us, at most {MAX_CALLS_PER_WINDOW}), "
             f"{'each window a CUDA graph replay' if opts['graph'] else 'launched back to back'}, "
             f"{WARMUP} warm-up, median over {opts['windows']} windows of the time per call, "
-            f"inputs rotated past {L2_MULTIPLE}x L2; {jobs} worker processes, one timing at a time"
+            f"inputs rotated past {L2_MULTIPLE}x L2 in at most {MAX_SETS} sets (whole passes per window); "
+            f"{jobs} worker processes, one timing at a time"
         ),
         "wall_s": time.perf_counter() - t0,
         "cells_planned": len(todo),

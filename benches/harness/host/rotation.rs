@@ -10,6 +10,9 @@ pub enum Residency {
     Streamed,
     /// One buffer set, reused: the bench measures cache-resident behaviour on purpose.
     CacheResident,
+    /// As `Streamed`, but at most this many sets: launches that move less than 4x the L2 over
+    /// this many bytes stay L2-resident (the rule a comparator must share to be compared).
+    StreamedAtMost(usize),
 }
 
 /// Each window touches more than this many L2 sizes when streaming.
@@ -34,6 +37,9 @@ impl RotationPlan {
         let sets = match residency {
             Residency::CacheResident => 1,
             Residency::Streamed => (L2_MULTIPLE * l2_bytes / bytes + 1) as usize,
+            Residency::StreamedAtMost(max) => {
+                ((L2_MULTIPLE * l2_bytes / bytes + 1) as usize).clamp(1, max.max(1))
+            }
         };
         RotationPlan {
             sets,
@@ -79,6 +85,14 @@ mod tests {
     #[test]
     fn launches_larger_than_four_l2_sizes_need_one_set() {
         assert_eq!(RotationPlan::new(1 << 30, L2, Residency::Streamed).sets, 1);
+    }
+
+    #[test]
+    fn a_capped_rotation_streams_large_launches_and_caps_small_ones() {
+        let at_most = Residency::StreamedAtMost(256);
+        assert_eq!(RotationPlan::new(8 << 20, L2, at_most).sets, 31);
+        assert_eq!(RotationPlan::new(3 << 10, L2, at_most).sets, 256);
+        assert_eq!(RotationPlan::new(1 << 30, L2, at_most).sets, 1);
     }
 
     #[test]
