@@ -1496,9 +1496,12 @@ fn every_planned_entry_is_declared() {
         } else {
             "f32"
         };
-        // The TMA kernels take the operands as tensor maps (their leading dimensions inside).
+        // The TMA kernels take the operands as tensor maps (their leading dimensions inside),
+        // and C's for the staged epilogue.
         let operands: Vec<String> = if tma {
-            vec!["tma_a: tensor_map".into(), "tma_b: tensor_map".into()]
+            ["tma_a", "tma_b", "tma_c"]
+                .map(|m| format!("{m}: tensor_map"))
+                .into()
         } else {
             vec![format!("a: *const {elem}"), format!("b: *const {elem}")]
         };

@@ -285,6 +285,8 @@ pub trait GemmInput: crate::runtime::Dtype {
 pub struct TmaArgs<T: GemmInput> {
     pub tma_a: TensorMap,
     pub tma_b: TensorMap,
+    /// C's map where the flags carry `TMA_C`, else unread.
+    pub tma_c: TensorMap,
     pub c: DevicePtr<T::C>,
     pub bias: DevicePtr<f32>,
     pub m: i32,
@@ -330,7 +332,7 @@ macro_rules! gemm_input {
             ) -> Result<(), Error> {
                 match entry {
                     $($tma_entry => gpu.kernel::<l::$tma_launcher>()?.launch(
-                        &stream, config, (x.tma_a, x.tma_b, x.c, x.bias, x.m, x.n, x.k, x.ldc, x.alpha, x.beta,
+                        &stream, config, (x.tma_a, x.tma_b, x.tma_c, x.c, x.bias, x.m, x.n, x.k, x.ldc, x.alpha, x.beta,
                         x.flags),
                     ),)*
                     other => Err(Error::UnknownKernel {
@@ -618,13 +620,18 @@ fn plan_on_buffers<T: GemmInput, O: GemmOutput>(
         addr: w.ptr.as_raw(),
         bytes: w.len as u64 * 4,
     });
-    let plan = plan::plan(
+    let mut plan = plan::plan(
         &problem,
         &device_facts(gpu, tier)?,
         &desc.choice,
         bias.is_some(),
     )
     .map_err(|e| plan_error(&e))?;
+    if matches!(plan.schedule, Schedule::Tma(_))
+        && tma_output(&problem, desc, bias.is_some(), tma_elem(T::DTYPE)).is_some()
+    {
+        plan.flags |= flags::TMA_C;
+    }
 
     let (a_elems, b_elems, c_elems) = problem.spans();
     let (ab, bb, cb) = (a.arg("a"), b.arg("b"), c.arg("c"));
@@ -752,6 +759,34 @@ fn tma_operands(p: &Problem, t: &plan::TmaTile, a: u64, b: u64, elem: TmaElem) -
     ]
 }
 
+/// The map the TMA kernel writes C through (`flags::TMA_C`), where it may: the common call
+/// (C = A B in the input type: alpha 1, beta 0, no bias) with C addressable by the copy
+/// engine, in 64 x 64 boxes in the 128-byte swizzle (the kernel's staging layout). The copy
+/// engine clips the boxes to M and N.
+fn tma_output(p: &Problem, desc: &GemmDesc, bias: bool, elem: TmaElem) -> Option<Tiled2d> {
+    let plain = desc.alpha == 1.0 && desc.beta == 0.0 && !bias && p.out == p.tier.input();
+    let map = Tiled2d {
+        param: "tma_c",
+        elem,
+        base: p.c_addr,
+        cols: u64::from(p.n),
+        rows: u64::from(p.m),
+        pitch: u64::from(p.ldc),
+        box_cols: 64,
+        box_rows: 64,
+        swizzle: Swizzle::B128,
+    };
+    (plain && map.check().is_ok()).then_some(map)
+}
+
+fn tma_elem(dtype: Dtype) -> TmaElem {
+    match dtype {
+        Dtype::Bf16 => TmaElem::Bf16,
+        Dtype::F16 => TmaElem::F16,
+        Dtype::F32 => TmaElem::F32,
+    }
+}
+
 fn launch_gemm<T: GemmInput, O: GemmOutput>(
     gpu: &Gpu,
     stream: RawStream,
@@ -826,16 +861,17 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         (*ptr, *ld) = (dst, pk.ld);
     }
     if let Schedule::Tma(t) = pl.schedule {
-        let elem = match T::DTYPE {
-            Dtype::Bf16 => TmaElem::Bf16,
-            Dtype::F16 => TmaElem::F16,
-            Dtype::F32 => TmaElem::F32,
-        };
+        let elem = tma_elem(T::DTYPE);
         let packed = Problem { lda, ldb, ..*p };
         let [map_a, map_b] = tma_operands(&packed, &t, a_ptr.as_raw(), b_ptr.as_raw(), elem);
+        let tma_c = match tma_output(p, desc, v.bias.is_some(), elem) {
+            Some(map) if pl.flags & flags::TMA_C != 0 => map.encode()?,
+            _ => TensorMap::zeroed(),
+        };
         let args = TmaArgs::<T> {
             tma_a: map_a.encode()?,
             tma_b: map_b.encode()?,
+            tma_c,
             c: v.c.ptr.cast(),
             bias: v.bias.map_or(DevicePtr::null(), |b| b.ptr),
             m: p.m as i32,
@@ -846,8 +882,8 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
             beta: desc.beta,
             flags: pl.flags,
         };
-        // SAFETY: as below; the maps cover exactly A's and B's stored rows with their
-        // leading dimensions (boxes past them read zeros and write nothing).
+        // SAFETY: as below; the maps cover exactly A's and B's stored rows and C's M x N with
+        // their leading dimensions (boxes past them read zeros and write nothing).
         unsafe { T::launch_tma(gpu, stream, &launch.config(), &pl.entry, &args)? };
         return Ok(launch);
     }
@@ -977,5 +1013,70 @@ mod tests {
             }
         }
         assert_eq!(checked, 60);
+    }
+
+    /// The TMA kernel stores C through shared memory and its map only on the common call
+    /// (C = A B in the input type) and only where the copy engine addresses C; every other
+    /// call keeps the register stores, which apply alpha, beta and bias.
+    #[test]
+    fn the_staged_epilogue_takes_exactly_the_plain_calls_on_an_addressable_c() {
+        let p = Problem {
+            tier: Tier::Bf16,
+            layout: Layout::NN,
+            m: 200,
+            n: 264,
+            k: 64,
+            lda: 64,
+            ldb: 264,
+            ldc: 264,
+            out: Dtype::Bf16,
+            a_addr: 1 << 20,
+            b_addr: 1 << 30,
+            c_addr: 1 << 32,
+            workspace: None,
+        };
+        let plain = GemmDesc::new(Layout::NN, 200, 264, 64);
+        let map = tma_output(&p, &plain, false, TmaElem::Bf16).expect("a plain call");
+        assert_eq!((map.rows, map.cols, map.pitch), (200, 264, 264));
+        assert!(map.check().is_ok());
+        let off = |p: Problem, desc: &GemmDesc, bias: bool, why: &str| {
+            assert!(tma_output(&p, desc, bias, TmaElem::Bf16).is_none(), "{why}");
+        };
+        off(p, &plain, true, "bias");
+        off(
+            p,
+            &GemmDesc {
+                alpha: 0.5,
+                ..plain
+            },
+            false,
+            "alpha",
+        );
+        off(p, &GemmDesc { beta: 1.0, ..plain }, false, "beta");
+        off(
+            Problem {
+                out: Dtype::F32,
+                ..p
+            },
+            &plain,
+            false,
+            "f32 output",
+        );
+        off(
+            Problem { ldc: 268, ..p },
+            &plain,
+            false,
+            "ldc off the 16-byte grid",
+        );
+        off(
+            Problem {
+                c_addr: (1 << 32) + 8,
+                ..p
+            },
+            &plain,
+            false,
+            "C's base off 16 bytes",
+        );
+        assert!(tma_output(&Problem { ldc: 272, ..p }, &plain, false, TmaElem::Bf16).is_some());
     }
 }

@@ -14,6 +14,10 @@
 #define CUBINS_GEMM_VEC_B 8u
 // C may be read and written four adjacent elements at a time (base and ldc aligned for it).
 #define CUBINS_GEMM_VEC_C 16u
+// The warp-specialized kernel (gemm_tma.cu) writes C through its `tma_c` map: C = A B in
+// the input type (alpha 1, beta 0, no bias) and C addressable by the copy engine. Without
+// the bit `tma_c` is not read.
+#define CUBINS_GEMM_TMA_C 32u
 
 // The TF32 operand pass (cuda/gemm_tf32_prepare.cu): bits of its `flags` argument.
 // A (resp. B) is stored MN-major (A in TN, B in NN) and is transposed on its way to the

@@ -191,7 +191,8 @@ pub const RASTER_GROUP: u32 = 8;
 
 /// The warp-specialized Hopper tile (`TmaTile` in `cuda/include/cubins/gemm/tma_kernel.cuh`):
 /// 128 x 256 output tiles, k tiles of 64 loaded by TMA into a `stages`-deep ring, one producer
-/// and two consumer warpgroups, persistent CTAs (at most one per SM). Only the sm_90a cubin
+/// and two consumer warpgroups, persistent CTAs (at most one per SM), the common call's
+/// epilogue through shared memory and TMA stores (`flags::TMA_C`). Only the sm_90a cubin
 /// holds its real code; its operands must be TMA-addressable (16-byte aligned bases, leading
 /// dimensions in whole 16-byte chunks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -217,10 +218,12 @@ impl TmaTile {
         3 * 128
     }
 
-    /// The ring of A and B tiles (16-bit), the slack that aligns it to 1024 bytes, and a full
-    /// and an empty mbarrier per stage (`TmaTile::kSmemBytes`).
+    /// The ring of A and B tiles (16-bit), each consumer's staging of half its 64 x `bn`
+    /// 16-bit outputs, the slack that aligns them to 1024 bytes, and a full and an empty
+    /// mbarrier per stage (`TmaTile::kSmemBytes`).
     pub fn smem_bytes(&self) -> u32 {
-        self.stages * (self.bm + self.bn) * self.bk * 2 + 1024 + 2 * self.stages * 8
+        let staging = 2 * 64 * self.bn;
+        self.stages * (self.bm + self.bn) * self.bk * 2 + staging + 1024 + 2 * self.stages * 8
     }
 
     pub fn label(&self) -> String {

@@ -411,6 +411,10 @@ pub mod flags {
     /// C may be read and written four adjacent elements at a time (base and ldc aligned for
     /// it).
     pub const VEC_C: u32 = 16;
+    /// The warp-specialized kernel (gemm_tma.cu) writes C through its `tma_c` map: C = A B in
+    /// the input type (alpha 1, beta 0, no bias) and C addressable by the copy engine. Without
+    /// the bit `tma_c` is not read.
+    pub const TMA_C: u32 = 32;
 
     // The TF32 operand pass (cuda/gemm_tf32_prepare.cu): bits of its `flags` argument.
     /// A (resp. B) is stored MN-major (A in TN, B in NN) and is transposed on its way to the
