@@ -761,11 +761,17 @@ fn tma_operands(p: &Problem, t: &plan::TmaTile, a: u64, b: u64, elem: TmaElem) -
 
 /// The map the TMA kernel writes C through (`flags::TMA_C`), where it may: the common call
 /// (C = A B in the input type: alpha 1, beta 0, no bias) with C addressable by the copy
-/// engine, in 64 x 64 boxes in the 128-byte swizzle (the kernel's staging layout). The copy
-/// engine clips the boxes to M and N.
+/// engine. The plan's flag is the decision; the launch encodes [`c_map`] where it is set.
 fn tma_output(p: &Problem, desc: &GemmDesc, bias: bool, elem: TmaElem) -> Option<Tiled2d> {
     let plain = desc.alpha == 1.0 && desc.beta == 0.0 && !bias && p.out == p.tier.input();
-    let map = Tiled2d {
+    let map = c_map(p, elem);
+    (plain && map.check().is_ok()).then_some(map)
+}
+
+/// C as the TMA kernel stores it: M x N with its leading dimension, in 64 x 64 boxes in the
+/// 128-byte swizzle (the kernel's staging layout); the copy engine clips boxes to M and N.
+fn c_map(p: &Problem, elem: TmaElem) -> Tiled2d {
+    Tiled2d {
         param: "tma_c",
         elem,
         base: p.c_addr,
@@ -775,8 +781,7 @@ fn tma_output(p: &Problem, desc: &GemmDesc, bias: bool, elem: TmaElem) -> Option
         box_cols: 64,
         box_rows: 64,
         swizzle: Swizzle::B128,
-    };
-    (plain && map.check().is_ok()).then_some(map)
+    }
 }
 
 fn tma_elem(dtype: Dtype) -> TmaElem {
@@ -864,9 +869,10 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
         let elem = tma_elem(T::DTYPE);
         let packed = Problem { lda, ldb, ..*p };
         let [map_a, map_b] = tma_operands(&packed, &t, a_ptr.as_raw(), b_ptr.as_raw(), elem);
-        let tma_c = match tma_output(p, desc, v.bias.is_some(), elem) {
-            Some(map) if pl.flags & flags::TMA_C != 0 => map.encode()?,
-            _ => TensorMap::zeroed(),
+        let tma_c = if pl.flags & flags::TMA_C != 0 {
+            c_map(p, elem).encode()?
+        } else {
+            TensorMap::zeroed()
         };
         let args = TmaArgs::<T> {
             tma_a: map_a.encode()?,
