@@ -2,6 +2,7 @@
 //! arch the README says builds with every contract holding was built here with contracts
 //! enforced (a violation fails the build, so a finished build is a clean one). CI builds
 //! every arch; a build of fewer names the unchecked rows in one loud line (and fails in CI).
+//! The GEMM ratios it quotes are checked against the `bench.log` of the run they cite.
 
 use cubins_build::arch::SUPPORTED;
 
@@ -147,4 +148,66 @@ fn readme_minimum_driver_matches_the_runtime() {
         toolkit.starts_with(&format!("{cuda}.")),
         "the README speaks of CUDA {cuda}; the kernels were built by {toolkit}"
     );
+}
+
+/// The README's GEMM ratios against the evidence they cite: the range of cuBLAS speed ratios
+/// of bf16 and fp16 over the four checked large shapes and every layout, in the run's
+/// `bench.log`, written to two decimals (truncated).
+#[test]
+fn readme_gemm_ratios_match_their_evidence() {
+    const SHAPES: [&str; 4] = [
+        "4096x4096x4096",
+        "8192x8192x8192",
+        "4096x14336x4096",
+        "4096x4096x14336",
+    ];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let prose = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (claim, run) in [("0.99-1.03x", "run77"), ("0.90-0.99x", "run73")] {
+        assert!(
+            prose.contains(&format!("{claim} cuBLAS on an H100 from 4096^3 up, {run}"))
+                || prose.contains(&format!("{claim} before their staged epilogue, {run}")),
+            "the README no longer says {claim} for {run}: update this test with it"
+        );
+        let log = std::fs::read_dir(root.join("bench/results"))
+            .expect("bench/results")
+            .flat_map(|day| std::fs::read_dir(day.unwrap().path()).unwrap())
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&format!("{run}-"))
+            })
+            .unwrap_or_else(|| panic!("no evidence directory for {run}"))
+            .join("bench.log");
+        assert!(
+            log.with_file_name("SHA256SUMS").exists(),
+            "{run}: SHA256SUMS"
+        );
+        let text = std::fs::read_to_string(&log).expect("bench.log");
+        let ratios: Vec<f64> = text
+            .lines()
+            .filter(|l| {
+                let l = l.trim_start();
+                (l.starts_with("bf16 ") || l.starts_with("fp16 "))
+                    && SHAPES.iter().any(|s| l.contains(&format!(" {s}:")))
+            })
+            .filter_map(|l| {
+                l.split("speed ratio ")
+                    .nth(1)?
+                    .split('x')
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .collect();
+        assert_eq!(ratios.len(), 24, "{run}: 2 dtypes x 3 layouts x 4 shapes");
+        let two = |v: f64| format!("{:.2}", (v * 100.0).floor() / 100.0);
+        let (lo, hi) = ratios
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &r| (a.min(r), b.max(r)));
+        assert_eq!(format!("{}-{}x", two(lo), two(hi)), claim, "{run}");
+    }
 }
