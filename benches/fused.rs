@@ -136,12 +136,7 @@ impl Op {
     /// (torch_fused.py's `rope_heads`).
     fn rope_shape(head_dim: usize, rows: usize, cols: usize) -> RopeShape {
         let q_heads = (cols / head_dim).max(1);
-        RopeShape {
-            tokens: rows,
-            q_heads,
-            k_heads: (q_heads / 4).max(1),
-            head_dim,
-        }
+        RopeShape::new(rows, q_heads, (q_heads / 4).max(1), head_dim)
     }
 
     /// Host tensors the op reads (all bf16), in the order `enqueue` passes them.
@@ -155,7 +150,7 @@ impl Op {
             Op::SwigluInterleaved => vec![2 * n],
             Op::Rope(head_dim) => {
                 let s = Op::rope_shape(head_dim, rows, cols);
-                let half = s.tokens * s.head_dim / 2;
+                let half = s.tokens * s.rotary_dim / 2;
                 vec![
                     s.tokens * s.q_heads * s.head_dim,
                     s.tokens * s.k_heads * s.head_dim,
@@ -258,7 +253,7 @@ fn host_inputs(op: Op, rows: usize, cols: usize, seed: u64) -> Vec<Vec<bf16>> {
         }
         Op::Rope(head_dim) => {
             let s = Op::rope_shape(head_dim, rows, cols);
-            let (c, si) = reference::rope_table(s.tokens, s.head_dim, 10000.0);
+            let (c, si) = reference::rope_table(s.tokens, s.rotary_dim, 10000.0);
             tensors[2] = c.into_iter().map(bf16::from_f64).collect();
             tensors[3] = si.into_iter().map(bf16::from_f64).collect();
         }
@@ -512,13 +507,14 @@ impl<'g> FusedWorkload<'g> {
                     let mut dev = to_dev(&got);
                     q.copy_to(&mut dev[..]).map_err(|e| format!("{e:?}"))?;
                     got = dev.into_iter().map(|x| x.0).collect();
-                    let half = s.head_dim / 2;
+                    let half = s.rotary_dim / 2;
                     let want = reference::rope(
                         &in_row(&h[0], r, q_len),
                         &in_row(&h[2], r, half),
                         &in_row(&h[3], r, half),
                         s.q_heads,
                         s.head_dim,
+                        s.rotary_dim,
                         reference::Pairing::Neox,
                     );
                     (f(&got), want, s.head_dim)

@@ -78,6 +78,10 @@ constexpr int kClusterThreads = 512;
 constexpr int kClusterCtasPerSm = 2;
 // Chunks per thread per tile on the streamed walk (fewer loads in flight, no residency).
 constexpr int kStreamChunks = 2;
+// Body chunks per thread of a short row: at most this many, the forward loads the weight
+// chunks with the row's, before the reduction (the host spreads rows this thin when they
+// are few: SPREAD_CHUNKS in src/ops/rows.rs).
+constexpr int kShortChunks = 2;
 // Columns per thread per step on the elementwise walk.
 constexpr int kElementUnroll = 4;
 
@@ -138,10 +142,11 @@ __device__ __forceinline__ float fwd_pass1(const RowPlan<T>& p, const FwdRow<T, 
 }
 
 // Pass 2: y = h * rstd * w. Without kKeep the chunks are read again (the residual from
-// this thread's own writes, through coherent loads).
-template <class T, bool kResidual, int kChunks, bool kKeep>
+// this thread's own writes, through coherent loads). kWeightAhead: the weight chunks are
+// already in wa (loaded with the row's, one tile).
+template <class T, bool kResidual, int kChunks, bool kKeep, bool kWeightAhead>
 __device__ __forceinline__ void fwd_pass2(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, float rstd,
-                                          const Chunk (&h)[kChunks]) {
+                                          const Chunk (&h)[kChunks], const Chunk (&wa)[kWeightAhead ? kChunks : 1]) {
   constexpr int kVec = Storage<T>::kVec;
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
     Chunk hc[kChunks];
@@ -149,9 +154,11 @@ __device__ __forceinline__ void fwd_pass2(const RowPlan<T>& p, const FwdRow<T, k
       hc[k] = kKeep ? h[k] : kResidual ? load_chunk<T>(a.rout + p.col(m)) : load_chunk(a.x + p.col(m));
     });
     // The weight row is shared by every row (cache-resident); loaded chunk by chunk so it
-    // does not double the registers the resident row holds.
+    // does not double the registers the resident row holds. Each of those loads waits
+    // behind the previous chunk's store, a serial chain that many rows in flight hide and a
+    // few rows do not: short rows load it ahead (kWeightAhead).
     for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      const Chunk wc = load_chunk(a.w + p.col(m));
+      const Chunk wc = kWeightAhead ? wa[kWeightAhead ? k : 0] : load_chunk(a.w + p.col(m));
       float f[kVec];
 #pragma unroll
       for (int i = 0; i < kVec; ++i) f[i] = element<T>(hc[k], i) * rstd * element<T>(wc, i);
@@ -161,9 +168,14 @@ __device__ __forceinline__ void fwd_pass2(const RowPlan<T>& p, const FwdRow<T, k
 }
 
 // Resident (kKeep) or streamed walk: body chunks plus this thread's head or tail column.
-template <class T, bool kResidual, int kChunks, bool kKeep>
+// kWeightAhead (resident rows of at most kShortChunks a thread): the weight chunks are
+// loaded before the row's, so every load of the row is in flight at once.
+template <class T, bool kResidual, int kChunks, bool kKeep, bool kWeightAhead = false>
 __device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow<T, kResidual>& a) {
+  static_assert(kKeep || !kWeightAhead, "weights ahead only for a resident row");
   Chunk h[kChunks];
+  Chunk wa[kWeightAhead ? kChunks : 1];
+  if constexpr (kWeightAhead) for_each_chunk<kChunks>(p, 0, [&](int k, int m) { wa[k] = load_chunk(a.w + p.col(m)); });
   float ss = fwd_pass1<T, kResidual, kChunks, kKeep>(p, a, h);
   if (p.has_edge()) {
     float he = to_float(a.x[p.edge_col]);
@@ -175,7 +187,7 @@ __device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow
   }
   ss = row_reduce(ss, Sum{}, 0.0f, a.scratch);
   const float rstd = rsqrtf(ss * inv_cols(max(p.cols, 1)) + a.eps);
-  fwd_pass2<T, kResidual, kChunks, kKeep>(p, a, rstd, h);
+  fwd_pass2<T, kResidual, kChunks, kKeep, kWeightAhead>(p, a, rstd, h, wa);
   if (p.has_edge()) {  // read again (the residual: this thread's own write), not held across the reduction
     const float he = to_float(kResidual ? a.rout[p.edge_col] : a.x[p.edge_col]);
     a.y[p.edge_col] = from_float<T>(he * rstd * to_float(a.w[p.edge_col]));
@@ -222,6 +234,8 @@ __device__ __forceinline__ void rmsnorm_fwd(const T* __restrict__ x, const T* re
   const bool vec = p.vector_ok(a.w) && p.vector_ok(a.y) && (!kResidual || (p.vector_ok(a.rin) && p.vector_ok(a.rout)));
   if (!vec) {
     fwd_row_elementwise<T, kResidual>(p, a);
+  } else if (p.tiles(kShortChunks) <= 1) {
+    fwd_row_vector<T, kResidual, kShortChunks, true, true>(p, a);
   } else if (p.tiles(kChunks) <= 1) {
     fwd_row_vector<T, kResidual, kChunks, true>(p, a);
   } else {

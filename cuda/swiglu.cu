@@ -10,8 +10,9 @@
 // The flat kernel walks 16-byte chunks with a grid-stride loop, kFlatUnits chunks of each
 // input in flight per thread. The interleaved kernel walks rows (rows.cuh geometry): each
 // row's chunks anchored on its out row, the gate and up halves 16-byte accessed when they
-// share that alignment. Either falls back to element accesses when the tensors'
-// alignments differ.
+// share that alignment; with few rows, gridDim.y blocks share each row, one segment of
+// seg_chunks chunks each (nothing is reduced over a row, so segments are independent).
+// Either falls back to element accesses when the tensors' alignments differ.
 #include "cubins/arch.cuh"
 #include "cubins/common.cuh"
 #include "cubins/dtype.cuh"
@@ -100,7 +101,7 @@ __device__ __forceinline__ void swiglu_flat(const T* __restrict__ gate, const T*
 
 template <class T>
 __device__ __forceinline__ void swiglu_interleaved(const T* __restrict__ gate_up, T* __restrict__ out,
-                                                   uint32_t rows, uint32_t cols) {
+                                                   uint32_t rows, uint32_t cols, uint32_t seg_chunks) {
   constexpr int kVec = Storage<T>::kVec;
   const RowGroup g = RowGroup::current();
   const bool live = g.row < rows;
@@ -109,11 +110,16 @@ __device__ __forceinline__ void swiglu_interleaved(const T* __restrict__ gate_up
   const T* ur = gr + cols;
   T* orow = out + r * static_cast<int64_t>(cols);
   const int n = static_cast<int>(cols);
-  const auto p = RowPlan<T>::anchored(orow, n, live, g);
-  if (!(p.vector_ok(gr) && p.vector_ok(ur))) {
-    for (int c = p.lane; c < p.cols; c += p.threads) orow[c] = swiglu_element(gr[c], ur[c]);
+  const auto row = RowPlan<T>::anchored(orow, n, live, g);
+  if (!(row.vector_ok(gr) && row.vector_ok(ur))) {
+    // The segments interleave runs of a block's width.
+    const int step = row.threads * static_cast<int>(gridDim.y);
+    for (int c = static_cast<int>(blockIdx.y) * row.threads + row.lane; c < row.cols; c += step) {
+      orow[c] = swiglu_element(gr[c], ur[c]);
+    }
     return;
   }
+  const auto p = row.segment(static_cast<int>(blockIdx.y), static_cast<int>(seg_chunks));
   for (int t = 0; t < p.tiles(kUnits); ++t) {
     Chunk gc[kUnits], uc[kUnits];
     for_each_chunk<kUnits>(p, t, [&](int k, int m) {
@@ -134,8 +140,8 @@ __device__ __forceinline__ void swiglu_interleaved(const T* __restrict__ gate_up
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kRowMaxThreads)                                                     \
       swiglu_fwd_interleaved_##SUFFIX(const T* __restrict__ gate_up, T* __restrict__ out, uint32_t rows,           \
-                                      uint32_t cols) {                                                             \
-    swiglu_interleaved<T>(gate_up, out, rows, cols);                                                               \
+                                      uint32_t cols, uint32_t seg_chunks) {                                        \
+    swiglu_interleaved<T>(gate_up, out, rows, cols, seg_chunks);                                                   \
   }
 
 CUBINS_SWIGLU_ENTRY_POINTS(__nv_bfloat16, bf16)

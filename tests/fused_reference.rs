@@ -146,7 +146,7 @@ fn rope_rotates_pairs_and_keeps_their_norms() {
         .collect();
     let (cos, sin) = rope_table(tokens, head_dim, 10000.0);
     for pairing in [Pairing::Neox, Pairing::Gptj] {
-        let y = rope(&x, &cos, &sin, heads, head_dim, pairing);
+        let y = rope(&x, &cos, &sin, heads, head_dim, head_dim, pairing);
         for t in 0..tokens {
             for h in 0..heads {
                 let base = (t * heads + h) * head_dim;
@@ -174,15 +174,47 @@ fn rope_rotates_pairs_and_keeps_their_norms() {
             })
             .collect()
     };
-    let neox_of_regrouped = rope(&regroup(&x), &cos, &sin, heads, head_dim, Pairing::Neox);
-    let gptj = rope(&x, &cos, &sin, heads, head_dim, Pairing::Gptj);
+    let neox_of_regrouped = rope(
+        &regroup(&x),
+        &cos,
+        &sin,
+        heads,
+        head_dim,
+        head_dim,
+        Pairing::Neox,
+    );
+    let gptj = rope(&x, &cos, &sin, heads, head_dim, head_dim, Pairing::Gptj);
     assert_eq!(regroup(&gptj), neox_of_regrouped);
+}
+
+#[test]
+fn partial_rope_rotates_the_leading_elements_as_a_head_of_rotary_dim() {
+    let (tokens, heads, head_dim, rotary) = (4, 3, 12, 8);
+    let mut rng = SplitMix64::new(5);
+    let x: Vec<f64> = (0..tokens * heads * head_dim)
+        .map(|_| rng.uniform(-1.0, 1.0))
+        .collect();
+    let (cos, sin) = rope_table(tokens, rotary, 10000.0);
+    for pairing in [Pairing::Neox, Pairing::Gptj] {
+        let y = rope(&x, &cos, &sin, heads, head_dim, rotary, pairing);
+        // The leading part of every head is the full RoPE of those elements alone.
+        let lead: Vec<f64> = x
+            .chunks(head_dim)
+            .flat_map(|h| h[..rotary].to_vec())
+            .collect();
+        let want = rope(&lead, &cos, &sin, heads, rotary, rotary, pairing);
+        for (h, (got, want)) in y.chunks(head_dim).zip(want.chunks(rotary)).enumerate() {
+            assert_eq!(&got[..rotary], want, "head {h}");
+            let rest = &x[h * head_dim + rotary..(h + 1) * head_dim];
+            assert_eq!(&got[rotary..], rest, "head {h}: past rotary_dim untouched");
+        }
+    }
 }
 
 #[test]
 fn rope_matches_a_hand_computed_quarter_turn() {
     // One token, one head of 2: angle pi/2 maps (a, b) to (-b, a).
-    let y = rope(&[1.0, 2.0], &[0.0], &[1.0], 1, 2, Pairing::Neox);
+    let y = rope(&[1.0, 2.0], &[0.0], &[1.0], 1, 2, 2, Pairing::Neox);
     assert_eq!(y, vec![-2.0, 1.0]);
 }
 

@@ -203,12 +203,7 @@ fn run_families<R: Runtime>(gpu: &Gpu, rt: &R) -> Run {
     run.outputs.push(("swiglu_interleaved", rt.download(&out2)));
 
     // rope on q and k, in place
-    let shape = RopeShape {
-        tokens: 19,
-        q_heads: 8,
-        k_heads: 2,
-        head_dim: 128,
-    };
+    let shape = RopeShape::new(19, 8, 2, 128);
     let mut q = rt.upload(&bf16s(shape.tokens * shape.q_heads * shape.head_dim, 6));
     let mut k = rt.upload(&bf16s(shape.tokens * shape.k_heads * shape.head_dim, 7));
     let cos = rt.upload(&bf16s(shape.tokens * shape.head_dim / 2, 8));

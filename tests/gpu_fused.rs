@@ -473,12 +473,13 @@ fn rope_case<T: GpuElem>(
         q_heads,
         k_heads,
         head_dim,
+        rotary_dim,
     } = shape;
     let tag = format!("rope_{}", pairing.name());
     let mut rng = SplitMix64::new(seed(&tag, T::NAME, tokens * (q_heads + k_heads), head_dim));
     let q: Vec<T> = rng.fill(tokens * q_heads * head_dim, -2.0, 2.0);
     let k: Vec<T> = rng.fill(tokens * k_heads * head_dim, -2.0, 2.0);
-    let (cos, sin) = reference::rope_table(tokens, head_dim, 10000.0);
+    let (cos, sin) = reference::rope_table(tokens, rotary_dim, 10000.0);
     let cos: Vec<T> = cos.into_iter().map(T::from_f64).collect();
     let sin: Vec<T> = sin.into_iter().map(T::from_f64).collect();
     let (qd, kd) = (
@@ -510,10 +511,21 @@ fn rope_case<T: GpuElem>(
         Pairing::Gptj => reference::Pairing::Gptj,
     };
     let (cf, sf) = (to_f64(&cos), to_f64(&sin));
-    let want_q = reference::rope(&to_f64(&q), &cf, &sf, q_heads, head_dim, ref_pairing);
+    let rope_ref = |x: &[T], heads| {
+        reference::rope(
+            &to_f64(x),
+            &cf,
+            &sf,
+            heads,
+            head_dim,
+            rotary_dim,
+            ref_pairing,
+        )
+    };
+    let want_q = rope_ref(&q, q_heads);
     let mut outputs = vec![out("q", qd.output("rope q"), want_q, head_dim)];
     if k_heads > 0 {
-        let want_k = reference::rope(&to_f64(&k), &cf, &sf, k_heads, head_dim, ref_pairing);
+        let want_k = rope_ref(&k, k_heads);
         outputs.push(out("k", kd.output("rope k"), want_k, head_dim));
     }
     Outcome {
@@ -523,42 +535,20 @@ fn rope_case<T: GpuElem>(
 }
 
 const ROPE_SHAPES: &[RopeShape] = &[
-    RopeShape {
-        tokens: 1,
-        q_heads: 1,
-        k_heads: 0,
-        head_dim: 2,
-    },
-    RopeShape {
-        tokens: 3,
-        q_heads: 4,
-        k_heads: 2,
-        head_dim: 64,
-    },
-    RopeShape {
-        tokens: 5,
-        q_heads: 32,
-        k_heads: 8,
-        head_dim: 128,
-    },
-    RopeShape {
-        tokens: 2,
-        q_heads: 3,
-        k_heads: 1,
-        head_dim: 80,
-    },
-    RopeShape {
-        tokens: 7,
-        q_heads: 2,
-        k_heads: 2,
-        head_dim: 6,
-    },
-    RopeShape {
-        tokens: 129,
-        q_heads: 5,
-        k_heads: 3,
-        head_dim: 256,
-    },
+    RopeShape::new(1, 1, 0, 2),
+    RopeShape::new(3, 4, 2, 64),
+    RopeShape::new(5, 32, 8, 128),
+    RopeShape::new(2, 3, 1, 80),
+    RopeShape::new(7, 2, 2, 6),
+    RopeShape::new(129, 5, 3, 256),
+    // Partial rotary: half of each head (vector walk), a quarter of 80 (elementwise: 10 pairs
+    // are not whole chunks), 2 of 6.
+    RopeShape::new(5, 32, 8, 128).with_rotary_dim(64),
+    RopeShape::new(3, 4, 1, 80).with_rotary_dim(20),
+    RopeShape::new(7, 2, 2, 6).with_rotary_dim(2),
+    // Few tokens of many heads: the heads spread over head groups (grid.y).
+    RopeShape::new(1, 512, 128, 64),
+    RopeShape::new(2, 96, 8, 80),
 ];
 
 const ROPE_LAYOUTS: &[Layout] = &[
@@ -858,13 +848,17 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
         let c = rmsnorm_backward_case::<T>(gpu, wide, ALIGNED, Some(2));
         out.push((key(&c, &format!("{}x{}", wide.0, wide.1)), c.digest()));
         for pairing in [Pairing::Neox, Pairing::Gptj] {
-            let shape = ROPE_SHAPES[5];
-            let c = rope_case::<T>(gpu, shape, pairing, ALIGNED);
-            let s = format!(
-                "{}x{}+{}x{}",
-                shape.tokens, shape.q_heads, shape.k_heads, shape.head_dim
-            );
-            out.push((key(&c, &s), c.digest()));
+            for shape in [ROPE_SHAPES[5], ROPE_SHAPES[6]] {
+                let c = rope_case::<T>(gpu, shape, pairing, ALIGNED);
+                let mut s = format!(
+                    "{}x{}+{}x{}",
+                    shape.tokens, shape.q_heads, shape.k_heads, shape.head_dim
+                );
+                if shape.rotary_dim != shape.head_dim {
+                    s += &format!("r{}", shape.rotary_dim);
+                }
+                out.push((key(&c, &s), c.digest()));
+            }
         }
     }
     let mut out = Vec::new();
@@ -1045,12 +1039,7 @@ fn repeat_runs_and_graph_replay_give_the_same_bits() {
     repeat_and_graph::<f16>(&gpu);
     repeat_and_graph::<f32>(&gpu);
     // RoPE works in place: each run starts from the same input.
-    let shape = RopeShape {
-        tokens: 33,
-        q_heads: 8,
-        k_heads: 2,
-        head_dim: 128,
-    };
+    let shape = RopeShape::new(33, 8, 2, 128);
     let mut rng = SplitMix64::new(0xBEEF);
     let q0: Vec<bf16> = rng.fill(33 * 8 * 128, -2.0, 2.0);
     let (cos, sin) = reference::rope_table(33, 128, 10000.0);
@@ -1209,44 +1198,32 @@ fn bad_input_is_refused_before_launch() {
         "`workspace`",
     );
     let t = Guarded::<bf16>::new(&[bf16::ONE; 8], 0);
-    let odd = RopeShape {
-        tokens: 1,
-        q_heads: 1,
-        k_heads: 0,
-        head_dim: 7,
+    // q is y; no k buffer.
+    let rope_q = |pairing, shape| {
+        rope(
+            &gpu,
+            &stream,
+            pairing,
+            &mut y.view(),
+            None,
+            &t.view(),
+            &t.view(),
+            shape,
+        )
     };
     refused(
         "odd head_dim",
-        rope(
-            &gpu,
-            &stream,
-            Pairing::Neox,
-            &mut y.view(),
-            None,
-            &t.view(),
-            &t.view(),
-            odd,
-        ),
+        rope_q(Pairing::Neox, RopeShape::new(1, 1, 0, 7)),
         "even",
     );
-    let with_k = RopeShape {
-        tokens: 1,
-        q_heads: 1,
-        k_heads: 1,
-        head_dim: 8,
-    };
+    refused(
+        "rotary_dim past head_dim",
+        rope_q(Pairing::Neox, RopeShape::new(1, 1, 0, 4).with_rotary_dim(6)),
+        "at most head_dim",
+    );
     refused(
         "k_heads without k",
-        rope(
-            &gpu,
-            &stream,
-            Pairing::Gptj,
-            &mut y.view(),
-            None,
-            &t.view(),
-            &t.view(),
-            with_k,
-        ),
+        rope_q(Pairing::Gptj, RopeShape::new(1, 1, 1, 8)),
         "k buffer",
     );
     // Nothing ran: the outputs still hold the poison everywhere.

@@ -520,12 +520,7 @@ impl Case for RopeCase {
 #[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
 fn rope_replays_bit_identical() {
     let gpu = gpu();
-    let shape = RopeShape {
-        tokens: 77,
-        q_heads: 32,
-        k_heads: 8,
-        head_dim: 128,
-    };
+    let shape = RopeShape::new(77, 32, 8, 128);
     let q_len = shape.tokens * shape.q_heads * shape.head_dim;
     let k_len = shape.tokens * shape.k_heads * shape.head_dim;
     let table = shape.tokens * shape.head_dim / 2;

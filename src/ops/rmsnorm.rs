@@ -116,7 +116,8 @@ pub fn rmsnorm<T: Dtype, S: StreamHandle>(
     let held = (x.read(stream), w.read(stream), y.write(stream));
     let (x, w, y) = (held.0.view, held.1.view, held.2.view);
     let entry = RmsnormFwd::<T>::info().name;
-    let (r, c, launched) = plan_rows::<T>(&FWD, entry, rows, cols, opts.threads)?;
+    let (r, c, launched) =
+        plan_rows::<T>(&FWD, entry, rows, cols, gpu.device().sm_count, opts.threads)?;
     check_eps(launched.kernel, opts.eps)?;
     let (xb, wb, yb) = (x.arg("x"), w.arg("w"), y.arg("y"));
     xb.at_least(tensor_bytes::<T>(rows, cols))?;
@@ -227,7 +228,14 @@ fn residual_launch<T: Dtype>(
     opts: &RmsNormOptions,
 ) -> Result<Launched, Error> {
     let entry = RmsnormFwdResidual::<T>::info().name;
-    let (r, c, launched) = plan_rows::<T>(&FWD_RESIDUAL, entry, rows, cols, opts.threads)?;
+    let (r, c, launched) = plan_rows::<T>(
+        &FWD_RESIDUAL,
+        entry,
+        rows,
+        cols,
+        gpu.device().sm_count,
+        opts.threads,
+    )?;
     check_eps(launched.kernel, opts.eps)?;
     let (rb, rin, rout) = residual;
     let (xb, wb, yb) = (x.arg("x"), w.arg("w"), y.arg("y"));
@@ -477,7 +485,8 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
         .limits()
         .max_threads_per_block;
     let kernel = bwd_kernel(max_threads);
-    let whole = RowGeometry::select::<T>(&kernel, cols, opts.threads)?;
+    let sms = gpu.device().sm_count;
+    let whole = RowGeometry::select_for::<T>(&kernel, rows, cols, sms, opts.threads)?;
     let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block)?;
     // Whether a whole-row block would hold its SM alone is asked of the driver only where
     // the answer matters.
@@ -505,7 +514,7 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
         Some(b) => b as usize,
         None => {
             let per_sm = resident_blocks::<T>(gpu, entry, geometry.threads(), smem_bytes)?;
-            let wave = per_sm as usize * gpu.device().sm_count.max(1) as usize;
+            let wave = per_sm as usize * sms.max(1) as usize;
             wave / entry.ctas_per_row() as usize
         }
     };
@@ -671,6 +680,11 @@ mod tests {
         assert_eq!(BWD_CLUSTER.resident_chunks, cu_constant(cu, "kBwdChunks"));
         assert_eq!(BWD_CLUSTER.max_threads, cu_constant(cu, "kClusterThreads"));
         assert_eq!(CLUSTER_CTAS, cu_constant(cu, "kClusterCtas"));
+        // The rows the selector spreads take the forward's short walk (weights loaded ahead).
+        assert_eq!(
+            crate::ops::rows::SPREAD_CHUNKS,
+            u64::from(cu_constant(cu, "kShortChunks"))
+        );
     }
 
     fn route(kind: ArtifactKind, arch: &'static str, code_cc: u32) -> Route {

@@ -7,7 +7,8 @@
 //! thread in registers between its reduction and its write. The selector takes the fewest
 //! threads that keep the whole row resident (more rows in flight per SM, more loads in
 //! flight per thread), at least 16 per row (one per head or tail column), several rows per
-//! block when a row needs no more than a warp.
+//! block when a row needs no more than a warp. Where the rows are too few for that to fill
+//! the GPU, it spreads each row over more threads ([`RowGeometry::select_for`]).
 
 use super::Launched;
 use crate::runtime::{BufferArg, Error, Gpu, LaunchConfig, LaunchError};
@@ -73,8 +74,26 @@ pub struct RowGeometry {
 /// Threads per block the selector aims at when several rows share a block.
 const SHARED_BLOCK_THREADS: u32 = 128;
 
+/// Body chunks per thread of a spread row: every thread's loads of a row are in flight
+/// together, and the serial chain from a row's loads to its writes is one or two loads long.
+pub const SPREAD_CHUNKS: u64 = 2;
+
+/// Threads per SM a spread launch may take in all: a quarter of the 2048 an SM holds, so
+/// spreading only ever takes thread slots that few rows leave idle.
+pub const SPREAD_THREADS_PER_SM: u64 = 512;
+
+/// Threads per row for `threads` of work: 16, 32, or whole warps up to `max`.
+fn row_threads(threads: u64, max: u32) -> u32 {
+    match threads {
+        0..=16 => 16,
+        17..=32 => 32,
+        n => (n.div_ceil(32) * 32).min(u64::from(max)) as u32,
+    }
+}
+
 impl RowGeometry {
-    /// The geometry for rows of `cols` elements of `T`.
+    /// The geometry for rows of `cols` elements of `T`, whatever their number: the fewest
+    /// threads that keep a row resident.
     pub fn select<T>(
         kernel: &RowKernel,
         cols: usize,
@@ -83,12 +102,10 @@ impl RowGeometry {
         let per_row = match threads {
             Threads::Auto => {
                 let chunks = cols.div_ceil(chunk_elems::<T>() as usize) as u64;
-                let needed = chunks.div_ceil(u64::from(kernel.resident_chunks)).max(1);
-                match needed {
-                    0..=16 => 16,
-                    17..=32 => 32,
-                    n => (n.div_ceil(32) * 32).min(u64::from(kernel.max_threads)) as u32,
-                }
+                row_threads(
+                    chunks.div_ceil(u64::from(kernel.resident_chunks)),
+                    kernel.max_threads,
+                )
             }
             Threads::PerRow(t) => {
                 let ok = t == 16 || (t % 32 == 0 && t >= 32 && t <= kernel.max_threads);
@@ -107,15 +124,55 @@ impl RowGeometry {
                 t
             }
         };
+        Ok(RowGeometry::per_row(per_row))
+    }
+
+    /// The geometry for `rows` rows of `cols` elements of `T` on a GPU of `sms` SMs. With
+    /// automatic threads, [`select`](Self::select)'s, unless the rows are too few for it to
+    /// fill the GPU: then each row is spread over more threads, down to [`SPREAD_CHUNKS`]
+    /// chunks a thread, as far as the launch stays within [`SPREAD_THREADS_PER_SM`] per SM.
+    /// (A handful of rows under the fewest-threads rule leaves most SMs idle and gives each
+    /// thread a serial chain of up to `resident_chunks` dependent loads: a 1 x 768 RMSNorm
+    /// took 3.1 us where the same bytes need one round trip.)
+    pub fn select_for<T>(
+        kernel: &RowKernel,
+        rows: usize,
+        cols: usize,
+        sms: u32,
+        threads: Threads,
+    ) -> Result<RowGeometry, LaunchError> {
+        let fewest = Self::select::<T>(kernel, cols, threads)?;
+        if threads != Threads::Auto {
+            return Ok(fewest);
+        }
+        let chunks = cols.div_ceil(chunk_elems::<T>() as usize) as u64;
+        let spread = row_threads(chunks.div_ceil(SPREAD_CHUNKS), kernel.max_threads);
+        // The most threads per row the budget allows, rounded down to a row width.
+        let budget = u64::from(sms) * SPREAD_THREADS_PER_SM / rows.max(1) as u64;
+        let allowed = match budget {
+            0..=31 => 16,
+            b => (b / 32 * 32).min(u64::from(kernel.max_threads)) as u32,
+        };
+        let wider = spread.min(allowed);
+        Ok(if wider > fewest.threads_per_row {
+            RowGeometry::per_row(wider)
+        } else {
+            fewest
+        })
+    }
+
+    /// `per_row` threads a row; rows of up to a warp share blocks of
+    /// `SHARED_BLOCK_THREADS`.
+    fn per_row(per_row: u32) -> RowGeometry {
         let rows_per_block = if per_row <= 32 {
             SHARED_BLOCK_THREADS / per_row
         } else {
             1
         };
-        Ok(RowGeometry {
+        RowGeometry {
             threads_per_row: per_row,
             rows_per_block,
-        })
+        }
     }
 
     pub fn threads(&self) -> u32 {
@@ -145,17 +202,18 @@ impl RowGeometry {
     }
 }
 
-/// A one-row-group-per-row launch of `kernel` (entry point `entry`) for `T`: the checked
-/// shape as kernel arguments, and the launch record.
+/// A one-row-group-per-row launch of `kernel` (entry point `entry`) for `T` on a GPU of
+/// `sms` SMs: the checked shape as kernel arguments, and the launch record.
 pub fn plan_rows<T>(
     kernel: &RowKernel,
     entry: &'static str,
     rows: usize,
     cols: usize,
+    sms: u32,
     threads: Threads,
 ) -> Result<(u32, u32, Launched), Error> {
     let (r, c) = check_rows_cols(entry, rows, cols)?;
-    let g = RowGeometry::select::<T>(kernel, cols, threads)?;
+    let g = RowGeometry::select_for::<T>(kernel, rows, cols, sms, threads)?;
     let launched = Launched {
         kernel: entry,
         config: g.config(rows),
@@ -298,6 +356,61 @@ mod tests {
             96,
             "65 threads round up to whole warps"
         );
+    }
+
+    fn for_rows<T>(rows: usize, cols: usize) -> RowGeometry {
+        RowGeometry::select_for::<T>(&FWD, rows, cols, 132, Threads::Auto).unwrap()
+    }
+
+    #[test]
+    fn few_rows_are_spread_over_more_threads() {
+        // One row of 768 bf16 (96 chunks): 16 threads of 6 chunks under the fewest-threads
+        // rule; spread, 64 threads of at most 2.
+        assert_eq!(auto::<Bf16>(768).threads_per_row, 16);
+        assert_eq!(for_rows::<Bf16>(1, 768), RowGeometry::per_row(64));
+        // 16 rows of 8192 (1024 chunks): 512 threads of 2, 16 blocks.
+        assert_eq!(for_rows::<Bf16>(16, 8192).threads_per_row, 512);
+        // A row longer than the kernel's threads take at 2 chunks keeps the maximum.
+        assert_eq!(for_rows::<Bf16>(1, 32768).threads_per_row, 1024);
+        assert_eq!(for_rows::<Bf16>(1, 1 << 17).threads_per_row, 1024);
+        // 100 rows of 4096: 256 threads of 2 (25,600 threads, within 132 x 512).
+        assert_eq!(for_rows::<Bf16>(100, 4096).threads_per_row, 256);
+        // Rows that fill the GPU under the fewest-threads rule keep it.
+        for (rows, cols) in [(1024, 4096), (4096, 4096), (16384, 768), (32768, 32768)] {
+            assert_eq!(
+                for_rows::<Bf16>(rows, cols),
+                auto::<Bf16>(cols),
+                "{rows}x{cols}"
+            );
+        }
+        // In between, as many threads as the budget allows, in whole warps.
+        let g = for_rows::<Bf16>(1000, 768);
+        assert_eq!((g.threads_per_row, g.rows_per_block), (64, 1));
+        let g = for_rows::<Bf16>(3000, 768);
+        assert_eq!(
+            (g.threads_per_row, g.rows_per_block),
+            (16, 8),
+            "budget 22: 16"
+        );
+        // Every spread launch stays within the budget, or is the fewest-threads one.
+        for rows in [1usize, 2, 5, 16, 100, 1024, 4000] {
+            for cols in [1usize, 7, 768, 2048, 3072, 6144, 8192, 14336, 20000, 32768] {
+                let g = for_rows::<Bf16>(rows, cols);
+                let fewest = auto::<Bf16>(cols);
+                assert!(g.threads_per_row >= fewest.threads_per_row, "{rows}x{cols}");
+                if g != fewest {
+                    let launched = rows as u64 * u64::from(g.threads_per_row);
+                    assert!(
+                        launched <= 132 * SPREAD_THREADS_PER_SM,
+                        "{rows}x{cols}: {g:?}"
+                    );
+                    assert_eq!(g.walk::<Bf16>(&FWD, cols), Walk::Resident);
+                }
+            }
+        }
+        // Fixed threads are kept whatever the rows.
+        let g = RowGeometry::select_for::<Bf16>(&FWD, 1, 8192, 132, Threads::PerRow(32));
+        assert_eq!(g.unwrap().threads_per_row, 32);
     }
 
     #[test]

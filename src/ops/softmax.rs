@@ -56,7 +56,7 @@ pub fn softmax<T: Dtype, S: StreamHandle>(
     let held = (x.read(stream), y.write(stream));
     let (x, y) = (held.0.view, held.1.view);
     let entry = SoftmaxFwd::<T>::info().name;
-    let (r, c, launched) = plan_rows::<T>(&FWD, entry, rows, cols, threads)?;
+    let (r, c, launched) = plan_rows::<T>(&FWD, entry, rows, cols, gpu.device().sm_count, threads)?;
     let (xb, yb) = (x.arg("x"), y.arg("y"));
     xb.at_least(tensor_bytes::<T>(rows, cols))?;
     yb.at_least(tensor_bytes::<T>(rows, cols))?;
@@ -86,7 +86,7 @@ pub fn softmax_backward<T: Dtype, S: StreamHandle>(
     let held = (y.read(stream), dy.read(stream), dx.write(stream));
     let (y, dy, dx) = (held.0.view, held.1.view, held.2.view);
     let entry = SoftmaxBwd::<T>::info().name;
-    let (r, c, launched) = plan_rows::<T>(&BWD, entry, rows, cols, threads)?;
+    let (r, c, launched) = plan_rows::<T>(&BWD, entry, rows, cols, gpu.device().sm_count, threads)?;
     let (yb, dyb, dxb) = (y.arg("y"), dy.arg("dy"), dx.arg("dx"));
     for b in [&yb, &dyb, &dxb] {
         b.at_least(tensor_bytes::<T>(rows, cols))?;

@@ -24,7 +24,10 @@
 //! # Ok(()) }
 //! ```
 
-use super::rows::{check_disjoint, plan_rows, shape_error, tensor_bytes, RowKernel};
+use super::rows::{
+    check_disjoint, chunk_elems, plan_rows, shape_error, tensor_bytes, RowKernel,
+    SPREAD_THREADS_PER_SM,
+};
 use super::{Launched, Threads};
 use crate::kernels::{SwigluFwd, SwigluFwdInterleaved};
 use crate::runtime::launchers::Dtype;
@@ -36,6 +39,49 @@ pub const INTERLEAVED: RowKernel = RowKernel {
     resident_chunks: 4,
     max_threads: 1024,
 };
+
+/// Threads of a block that takes one segment of a row (one chunk each, at most).
+pub const SEGMENT_THREADS: u32 = 128;
+
+/// How the interleaved kernel splits each row over `segments` blocks (grid.y) of
+/// `seg_chunks` body chunks (`seg_chunks` 0: whole rows, one segment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segments {
+    pub segments: u32,
+    pub seg_chunks: u32,
+}
+
+impl Segments {
+    const WHOLE: Segments = Segments {
+        segments: 1,
+        seg_chunks: 0,
+    };
+
+    /// With automatic threads and rows too few to fill the GPU (an elementwise op has no
+    /// reduction to keep a row in one block): segments of [`SEGMENT_THREADS`] threads of at
+    /// most one chunk each, as many as the launch's [`SPREAD_THREADS_PER_SM`] budget allows.
+    /// One row of 32768 bf16 columns had one block walk it: 0.28x torch.compile, which
+    /// spreads it over the GPU.
+    pub fn select<T>(rows: usize, cols: usize, sms: u32, threads: Threads) -> Segments {
+        if threads != Threads::Auto {
+            return Segments::WHOLE;
+        }
+        let chunks = cols.div_ceil(chunk_elems::<T>() as usize) as u64;
+        let per_row = u64::from(sms) * SPREAD_THREADS_PER_SM
+            / (rows.max(1) as u64 * u64::from(SEGMENT_THREADS));
+        let wanted = chunks.div_ceil(u64::from(SEGMENT_THREADS)).min(per_row);
+        if wanted <= 1 {
+            return Segments::WHOLE;
+        }
+        let seg_chunks = chunks
+            .div_ceil(wanted)
+            .next_multiple_of(u64::from(SEGMENT_THREADS));
+        Segments {
+            segments: chunks.div_ceil(seg_chunks) as u32,
+            seg_chunks: seg_chunks as u32,
+        }
+    }
+}
 
 /// The flat kernel: 256 threads, resident 8 blocks per SM (its contract).
 const FLAT_THREADS: u32 = 256;
@@ -95,7 +141,21 @@ pub fn swiglu_interleaved<T: Dtype, S: StreamHandle>(
     threads: Threads,
 ) -> Result<Launched, Error> {
     let entry = SwigluFwdInterleaved::<T>::info().name;
-    let (r, c, launched) = plan_rows::<T>(&INTERLEAVED, entry, rows, cols, threads)?;
+    let sms = gpu.device().sm_count;
+    let segments = Segments::select::<T>(rows, cols, sms, threads);
+    let row_threads = match segments.segments {
+        1 => threads,
+        _ => Threads::PerRow(SEGMENT_THREADS),
+    };
+    let (r, c, mut launched) = plan_rows::<T>(&INTERLEAVED, entry, rows, cols, sms, row_threads)?;
+    launched.config.grid[1] = segments.segments;
+    if segments.segments > 1 {
+        launched.choice = format!(
+            "{} segments={} seg_chunks={}",
+            launched.choice, segments.segments, segments.seg_chunks
+        )
+        .into();
+    }
     let (gate_up, out) = (gate_up.read(stream), out.write(stream));
     let (gate_up, out) = (gate_up.view, out.view);
     let (gub, ob) = (gate_up.arg("gate_up"), out.arg("out"));
@@ -107,7 +167,7 @@ pub fn swiglu_interleaved<T: Dtype, S: StreamHandle>(
         gpu.kernel::<SwigluFwdInterleaved<T>>()?.launch(
             stream,
             &launched.config,
-            (gate_up.ptr, out.ptr, r, c),
+            (gate_up.ptr, out.ptr, r, c, segments.seg_chunks),
         )?
     };
     Ok(launched)
@@ -124,5 +184,55 @@ mod tests {
         assert_eq!(INTERLEAVED.resident_chunks, cu_constant(cu, "kUnits"));
         assert_eq!(INTERLEAVED.max_threads, cu_constant(cu, "kRowMaxThreads"));
         assert_eq!(FLAT_THREADS, cu_constant(cu, "kThreads"));
+    }
+
+    #[test]
+    fn few_rows_are_split_into_segments_of_whole_blocks() {
+        use crate::runtime::Bf16;
+        let seg = |rows, cols| Segments::select::<Bf16>(rows, cols, 132, Threads::Auto);
+        // One row of 32768 (4096 chunks): 32 blocks of 128 threads, one chunk each.
+        assert_eq!(
+            seg(1, 32768),
+            Segments {
+                segments: 32,
+                seg_chunks: 128
+            }
+        );
+        // 16 rows of 8192: 8 segments a row (16 x 8 x 128 threads, within 132 x 512).
+        assert_eq!(seg(16, 8192).segments, 8);
+        // 100 rows of 8192: the budget allows 5 blocks a row; segments of whole blocks, 4.
+        assert_eq!(
+            seg(100, 8192),
+            Segments {
+                segments: 4,
+                seg_chunks: 256
+            }
+        );
+        // A row of at most one block's chunks, many rows, or fixed threads: whole rows.
+        for (rows, cols) in [(1, 768), (1, 1024), (1024, 4096), (16384, 32768)] {
+            assert_eq!(seg(rows, cols), Segments::WHOLE, "{rows}x{cols}");
+        }
+        let fixed = Segments::select::<Bf16>(1, 32768, 132, Threads::PerRow(256));
+        assert_eq!(fixed, Segments::WHOLE);
+        // The segments cover the row's chunks, none empty, within the budget.
+        for rows in [1usize, 2, 5, 16, 100, 1024] {
+            for cols in [7usize, 768, 2048, 3072, 6144, 8192, 14336, 20000, 32768] {
+                let s = seg(rows, cols);
+                if s == Segments::WHOLE {
+                    continue;
+                }
+                let chunks = cols.div_ceil(8) as u64;
+                let (n, per) = (u64::from(s.segments), u64::from(s.seg_chunks));
+                assert!(
+                    n * per >= chunks && (n - 1) * per < chunks,
+                    "{rows}x{cols}: {s:?}"
+                );
+                let threads = rows as u64 * n * u64::from(SEGMENT_THREADS);
+                assert!(
+                    threads <= 132 * SPREAD_THREADS_PER_SM,
+                    "{rows}x{cols}: {s:?}"
+                );
+            }
+        }
     }
 }

@@ -124,27 +124,29 @@ pub enum Pairing {
 }
 
 impl Pairing {
-    /// Element indices (a, b) of pair p in a head of `head_dim`.
-    pub fn pair(self, p: usize, head_dim: usize) -> (usize, usize) {
+    /// Element indices (a, b) of pair p in a head whose first `rotary_dim` elements rotate.
+    pub fn pair(self, p: usize, rotary_dim: usize) -> (usize, usize) {
         match self {
-            Pairing::Neox => (p, p + head_dim / 2),
+            Pairing::Neox => (p, p + rotary_dim / 2),
             Pairing::Gptj => (2 * p, 2 * p + 1),
         }
     }
 }
 
-/// RoPE of x [tokens, heads, head_dim] with cos, sin [tokens, head_dim / 2]:
-/// a' = a cos - b sin, b' = b cos + a sin for each pair (a, b).
+/// RoPE of x [tokens, heads, head_dim] with cos, sin [tokens, rotary_dim / 2]: the first
+/// `rotary_dim` elements of each head rotate (a' = a cos - b sin, b' = b cos + a sin for each
+/// pair (a, b) among them); the rest are copied.
 pub fn rope(
     x: &[f64],
     cos: &[f64],
     sin: &[f64],
     heads: usize,
     head_dim: usize,
+    rotary_dim: usize,
     pairing: Pairing,
 ) -> Vec<f64> {
-    let half = head_dim / 2;
-    assert_eq!(head_dim % 2, 0);
+    let half = rotary_dim / 2;
+    assert!(rotary_dim % 2 == 0 && rotary_dim <= head_dim);
     let tokens = x.len() / (heads * head_dim);
     assert_eq!(x.len(), tokens * heads * head_dim);
     assert_eq!(cos.len(), tokens * half);
@@ -154,7 +156,7 @@ pub fn rope(
         for h in 0..heads {
             let base = (t * heads + h) * head_dim;
             for p in 0..half {
-                let (ia, ib) = pairing.pair(p, head_dim);
+                let (ia, ib) = pairing.pair(p, rotary_dim);
                 let (a, b) = (x[base + ia], x[base + ib]);
                 let (c, s) = (cos[t * half + p], sin[t * half + p]);
                 out[base + ia] = a * c - b * s;
@@ -165,15 +167,15 @@ pub fn rope(
     out
 }
 
-/// A cos/sin table [tokens, head_dim / 2] for positions 0.. and the usual frequencies
-/// base^(-2p / head_dim).
-pub fn rope_table(tokens: usize, head_dim: usize, base: f64) -> (Vec<f64>, Vec<f64>) {
-    let half = head_dim / 2;
+/// A cos/sin table [tokens, rotary_dim / 2] for positions 0.. and the usual frequencies
+/// base^(-2p / rotary_dim).
+pub fn rope_table(tokens: usize, rotary_dim: usize, base: f64) -> (Vec<f64>, Vec<f64>) {
+    let half = rotary_dim / 2;
     let mut cos = Vec::with_capacity(tokens * half);
     let mut sin = Vec::with_capacity(tokens * half);
     for t in 0..tokens {
         for p in 0..half {
-            let angle = t as f64 * base.powf(-2.0 * p as f64 / head_dim as f64);
+            let angle = t as f64 * base.powf(-2.0 * p as f64 / rotary_dim as f64);
             cos.push(angle.cos());
             sin.push(angle.sin());
         }

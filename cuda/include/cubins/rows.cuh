@@ -88,6 +88,19 @@ struct RowPlan {
     return p;
   }
 
+  // Segment s of a row split into runs of seg_chunks body chunks, one block each
+  // (elementwise kernels spreading few rows over the GPU): its body chunks; the head and tail
+  // columns stay with segment 0. seg_chunks 0: the whole row.
+  __device__ __forceinline__ RowPlan segment(int s, int seg_chunks) const {
+    if (seg_chunks == 0) return *this;
+    RowPlan q = *this;
+    const int first = min(s * seg_chunks, body_chunks);
+    q.body_start = body_start + first * kVec;
+    q.body_chunks = min(seg_chunks, body_chunks - first);
+    if (s != 0) q.edge_col = -1;
+    return q;
+  }
+
   // Tiles of threads * chunks_per_thread body chunks.
   __device__ __forceinline__ int tiles(int chunks_per_thread) const {
     const int per_tile = threads * chunks_per_thread;

@@ -167,12 +167,7 @@ impl<B> Decoder<B> {
         )?];
         launched.push(self.project(gpu, stream, Projection::Q)?);
         launched.push(self.project(gpu, stream, Projection::K)?);
-        let shape = RopeShape {
-            tokens: d.tokens,
-            q_heads: d.q_heads,
-            k_heads: d.kv_heads,
-            head_dim: d.head_dim,
-        };
+        let shape = RopeShape::new(d.tokens, d.q_heads, d.kv_heads, d.head_dim);
         let k: &mut dyn DeviceWrite<Bf16, S> = &mut self.k;
         launched.push(rope(
             gpu,
