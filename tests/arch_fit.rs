@@ -320,20 +320,29 @@ fn every_row_geometry_fits_its_arch() {
             max_threads: kernel.max_threads.min(bound),
             ..*kernel
         };
-        let g = RowGeometry::select::<T>(&k, cols, Threads::Auto).unwrap();
-        let smem = if kernel.name == rmsnorm::BWD.name {
-            rmsnorm::accumulator_bytes::<T>(cols, g.rows_per_block)
-        } else {
-            0
+        // Many rows (the fewest threads) and few (spread over more threads).
+        let many = RowGeometry::select::<T>(&k, cols, Threads::Auto).unwrap();
+        let few = |rows| {
+            RowGeometry::select_for::<T>(&k, rows, cols, sm_count(cc), Threads::Auto).unwrap()
         };
-        let arch = Arch::parse(route.arch).unwrap();
-        if u64::from(smem) > u64::from(occupancy::limits_for(arch).unwrap().smem_per_block_optin) {
-            // The op refuses such rows with an Err before launch (accumulators past shared memory).
-            return;
+        for g in [many, few(1), few(16)] {
+            let smem = if kernel.name == rmsnorm::BWD.name {
+                rmsnorm::accumulator_bytes::<T>(cols, g.rows_per_block)
+            } else {
+                0
+            };
+            let arch = Arch::parse(route.arch).unwrap();
+            if u64::from(smem)
+                > u64::from(occupancy::limits_for(arch).unwrap().smem_per_block_optin)
+            {
+                // The op refuses such rows with an Err before launch (accumulators past shared
+                // memory).
+                continue;
+            }
+            let what = format!("sm_{cc} {entry} cols={cols} {g:?}");
+            check_launch_with(b, cc, &entry, g.threads(), smem, false, &what);
+            *checked += 1;
         }
-        let what = format!("sm_{cc} {entry} cols={cols} {g:?}");
-        check_launch_with(b, cc, &entry, g.threads(), smem, false, &what);
-        *checked += 1;
     }
     for cc in b.devices() {
         for kernel in [
