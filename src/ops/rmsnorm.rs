@@ -667,7 +667,8 @@ mod tests {
         assert_eq!(FWD.max_threads, cu_constant(cu, "kMaxThreads"));
         assert_eq!(FWD_RESIDUAL.max_threads, cu_constant(cu, "kMaxThreads"));
         assert_eq!(BWD.max_threads, cu_constant(cu, "kBwdMaxThreads"));
-        assert_eq!(DWEIGHT_THREADS, 32 * cu_constant(cu, "kDwWarps"));
+        let colsum = include_str!("../../cuda/include/cubins/colsum.cuh");
+        assert_eq!(DWEIGHT_THREADS, 32 * cu_constant(colsum, "kDwWarps"));
         assert_eq!(BWD_CLUSTER.resident_chunks, cu_constant(cu, "kBwdChunks"));
         assert_eq!(BWD_CLUSTER.max_threads, cu_constant(cu, "kClusterThreads"));
         assert_eq!(CLUSTER_CTAS, cu_constant(cu, "kClusterCtas"));
