@@ -71,11 +71,9 @@ constexpr int kClusterCtasPerSm = 2;
 // ---------------------------------------------------------------- forward
 
 // y = v * rstd * w with rstd from the mean of v^2 (norm.cuh's Norm).
-struct RmsScale {
+struct RmsScale : NormStats {
   static constexpr bool kCentered = false;
   static constexpr bool kBias = false;
-  float mean;  // 0: not centered
-  float rstd;
   __device__ __forceinline__ static float first(float v) { return v * v; }
   __device__ __forceinline__ float operator()(float v, float w, float) const { return v * rstd * w; }
 };

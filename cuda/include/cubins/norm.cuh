@@ -41,8 +41,12 @@ __device__ __forceinline__ float inv_cols(int n) { return __fdividef(1.0f, stati
 // A Norm says how a row is normalized: `first(v)`, the term its first reduction sums over
 // the row's values; kCentered, whether a second reduction sums (v - mean)^2 with mean =
 // that sum / cols (else the first sum / cols is the mean square); kBias, whether y has a
-// bias; and, built as Norm{mean, rstd} (mean 0 where not centered), `norm(v, w, b)`, the
+// bias; and, built from the row's NormStats as Norm{mean, rstd}, `norm(v, w, b)`, the
 // output of value v with weight w and bias b.
+struct NormStats {
+  float mean;  // 0 where the norm is not centered
+  float rstd;
+};
 
 template <class T, bool kResidual>
 struct FwdRow {
