@@ -279,6 +279,12 @@ impl LayerNormBwdPlan {
     }
 }
 
+/// Dynamic shared memory the backward kernel takes for `row_groups` rows of `cols` columns:
+/// their dw and db accumulators (`u32::MAX` past it).
+pub fn accumulator_bytes<T>(cols: usize, row_groups: u32) -> u32 {
+    acc_smem_bytes::<T>(BWD.name, cols, row_groups, SUMS).unwrap_or(u32::MAX)
+}
+
 /// Plans a backward launch of `rows x cols` on this GPU (for the workspace size), after
 /// checking the shape and the options. A row whose accumulators (8 bytes per column and row
 /// group) exceed the GPU's shared memory per block is refused.
