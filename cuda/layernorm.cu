@@ -42,10 +42,10 @@ constexpr int kResidualChunks = 8;
 
 // x and dy resident, 4 chunks each, and the dw and db accumulators in shared memory. The
 // walks need 98-118 registers (sm_80 to sm_90; at 64 they spill 100-120 bytes), so a block
-// takes up to 512 threads. The streamed walk would take them past 128 (and spill), so a
-// row longer than a resident tile (threads x 4 chunks) takes the elementwise walk. CUDA
-// 13.0's Blackwell ptxas (sm_100, sm_120) needs 167-174 registers for the same code (at
-// 128 it spills), so that build takes 384 threads at up to 168; the host reads the bound
+// takes up to 512 threads. A streamed walk would take them to 128 and spill, so a row
+// longer than a resident tile (threads x 4 chunks) takes the elementwise walk. CUDA 13.0's
+// Blackwell ptxas (sm_100, sm_120) needs 167-174 registers without a bound (240-254 with a
+// streamed walk), so that build takes 384 threads at up to 168; the host reads the bound
 // from the loaded kernel.
 constexpr int kBwdChunks = 4;
 constexpr int kBwdMaxThreads = 512;
