@@ -1,5 +1,6 @@
-//! The fused kernels (RMSNorm, fused residual RMSNorm, softmax, SwiGLU, RoPE, and the RMSNorm
-//! and softmax backward passes) in bf16 at the shapes, as % of the copy ceiling
+//! The fused kernels (RMSNorm and LayerNorm with and without a fused residual add, softmax,
+//! SwiGLU, RoPE, and the RMSNorm, LayerNorm and softmax backward passes) in bf16 at the issue's
+//! shapes, as % of the copy ceiling
 //! measured in the same run, and at decode row counts by latency. docs/kernels/fused.md
 //! states the bytes each op moves.
 //!
@@ -13,7 +14,9 @@
 //! each cell >= 95% of the copy ceiling where the op moves >= 64 MB, and faster than torch
 //! eager and torch.compile where the torch file has the cell (`torch_fused.py --grid`) and
 //! rotated as many input sets (at most [`MAX_SETS`] on both sides); `CUBINS_FUSED_GRID_ROWS=1,2`
-//! and `CUBINS_FUSED_GRID_COLS=768,8192` keep those rows and columns.
+//! and `CUBINS_FUSED_GRID_COLS=768,8192` keep those rows and columns. A shape an op refuses
+//! by design (the LayerNorm backward's accumulators past shared memory) is reported as not
+//! run, not timed.
 
 mod harness;
 
@@ -24,6 +27,10 @@ mod data;
 #[path = "../tests/common/reference.rs"]
 mod reference;
 
+use cubins::ops::layernorm::{
+    layernorm, layernorm_backward, layernorm_backward_plan, layernorm_residual_into,
+    LayerNormBwdOptions, LayerNormOptions,
+};
 use cubins::ops::rmsnorm::{
     rmsnorm, rmsnorm_backward, rmsnorm_backward_plan, rmsnorm_residual_into, RmsNormBwdOptions,
     RmsNormOptions,
@@ -32,7 +39,7 @@ use cubins::ops::rope::{rope, Pairing, RopeShape};
 use cubins::ops::softmax::{softmax, softmax_backward};
 use cubins::ops::swiglu::{swiglu, swiglu_interleaved};
 use cubins::ops::{Launched, Threads};
-use cubins::runtime::{Bf16, Gpu};
+use cubins::runtime::{Bf16, Error, Gpu, LaunchError};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
 use cust::stream::Stream;
 use data::{max_row_relative_error, Elem};
@@ -81,24 +88,30 @@ const GRID_COLS_ENV: &str = "CUBINS_FUSED_GRID_COLS";
 enum Op {
     RmsNorm,
     RmsNormResidual,
+    LayerNorm,
+    LayerNormResidual,
     Softmax,
     Swiglu,
     SwigluInterleaved,
     /// NeoX RoPE at this head size.
     Rope(usize),
     RmsNormBackward,
+    LayerNormBackward,
     SoftmaxBackward,
 }
 
 impl Op {
-    const ALL: [Op; 8] = [
+    const ALL: [Op; 11] = [
         Op::RmsNorm,
         Op::RmsNormResidual,
+        Op::LayerNorm,
+        Op::LayerNormResidual,
         Op::Softmax,
         Op::Swiglu,
         Op::SwigluInterleaved,
         Op::Rope(HEAD_DIM),
         Op::RmsNormBackward,
+        Op::LayerNormBackward,
         Op::SoftmaxBackward,
     ];
 
@@ -114,17 +127,35 @@ impl Op {
         match self {
             Op::RmsNorm => "rmsnorm_fwd".into(),
             Op::RmsNormResidual => "rmsnorm_fwd_residual".into(),
+            Op::LayerNorm => "layernorm_fwd".into(),
+            Op::LayerNormResidual => "layernorm_fwd_residual".into(),
             Op::Softmax => "softmax_fwd".into(),
             Op::Swiglu => "swiglu_fwd".into(),
             Op::SwigluInterleaved => "swiglu_fwd_interleaved".into(),
             Op::Rope(head_dim) => format!("rope_neox_hd{head_dim}"),
             Op::RmsNormBackward => "rmsnorm_bwd".into(),
+            Op::LayerNormBackward => "layernorm_bwd".into(),
             Op::SoftmaxBackward => "softmax_bwd".into(),
         }
     }
 
     fn is_backward(self) -> bool {
-        matches!(self, Op::RmsNormBackward | Op::SoftmaxBackward)
+        matches!(
+            self,
+            Op::RmsNormBackward | Op::LayerNormBackward | Op::SoftmaxBackward
+        )
+    }
+
+    /// Why the op does not run at this shape on this GPU, where it refuses it by design: the
+    /// LayerNorm backward's dw and db accumulators past the shared memory of a block.
+    fn refusal(self, gpu: &Gpu, rows: usize, cols: usize) -> Option<String> {
+        if self != Op::LayerNormBackward {
+            return None;
+        }
+        match layernorm_backward_plan::<Bf16>(gpu, rows, cols, &LayerNormBwdOptions::default()) {
+            Err(e @ Error::Launch(LaunchError::SharedMemory { .. })) => Some(e.to_string()),
+            _ => None,
+        }
     }
 
     /// Whether threads per row is a choice of the op (the sweep varies it).
@@ -145,6 +176,8 @@ impl Op {
         match self {
             Op::RmsNorm => vec![n, cols],
             Op::RmsNormResidual => vec![n, n, cols],
+            Op::LayerNorm => vec![n, cols, cols],
+            Op::LayerNormResidual => vec![n, n, cols, cols],
             Op::Softmax => vec![n],
             Op::Swiglu => vec![n, n],
             Op::SwigluInterleaved => vec![2 * n],
@@ -158,7 +191,7 @@ impl Op {
                     half,
                 ]
             }
-            Op::RmsNormBackward => vec![n, cols, n],
+            Op::RmsNormBackward | Op::LayerNormBackward => vec![n, cols, n],
             Op::SoftmaxBackward => vec![n, n],
         }
     }
@@ -168,13 +201,15 @@ impl Op {
         let n = rows * cols;
         match self {
             Op::RmsNorm
+            | Op::LayerNorm
             | Op::Softmax
             | Op::Swiglu
             | Op::SwigluInterleaved
             | Op::SoftmaxBackward => vec![n],
-            Op::RmsNormResidual => vec![n, n],
+            Op::RmsNormResidual | Op::LayerNormResidual => vec![n, n],
             Op::Rope(_) => vec![],
             Op::RmsNormBackward => vec![n, cols],
+            Op::LayerNormBackward => vec![n, cols, cols],
         }
     }
 
@@ -247,8 +282,17 @@ fn host_inputs(op: Op, rows: usize, cols: usize, seed: u64) -> Vec<Vec<bf16>> {
         .map(|n| rng.fill::<bf16>(n, -1.0, 1.0))
         .collect();
     match op {
-        Op::RmsNorm | Op::RmsNormResidual | Op::RmsNormBackward => {
-            let w = if op == Op::RmsNormResidual { 2 } else { 1 };
+        Op::RmsNorm
+        | Op::RmsNormResidual
+        | Op::RmsNormBackward
+        | Op::LayerNorm
+        | Op::LayerNormResidual
+        | Op::LayerNormBackward => {
+            let w = if matches!(op, Op::RmsNormResidual | Op::LayerNormResidual) {
+                2
+            } else {
+                1
+            };
             tensors[w] = rng.fill::<bf16>(cols, 0.5, 1.5);
         }
         Op::Rope(head_dim) => {
@@ -293,18 +337,27 @@ impl<'g> FusedWorkload<'g> {
                 .into_iter()
                 .map(poisoned::<Bf16>)
                 .collect::<Result<Vec<_>>>()?;
-            let workspace = match op {
+            let workspace_len = match op {
                 Op::RmsNormBackward => {
                     let opts = RmsNormBwdOptions {
                         threads,
                         ..Default::default()
                     };
-                    let p = rmsnorm_backward_plan::<Bf16>(s.gpu, rows, cols, &opts)
-                        .map_err(|e| e.to_string())?;
-                    Some(poisoned::<f32>(p.workspace_len())?)
+                    rmsnorm_backward_plan::<Bf16>(s.gpu, rows, cols, &opts)
+                        .map(|p| Some(p.workspace_len()))
                 }
-                _ => None,
-            };
+                Op::LayerNormBackward => {
+                    let opts = LayerNormBwdOptions {
+                        threads,
+                        ..Default::default()
+                    };
+                    layernorm_backward_plan::<Bf16>(s.gpu, rows, cols, &opts)
+                        .map(|p| Some(p.workspace_len()))
+                }
+                _ => Ok(None),
+            }
+            .map_err(|e| e.to_string())?;
+            let workspace = workspace_len.map(poisoned::<f32>).transpose()?;
             sets.push(Set {
                 inputs,
                 outputs,
@@ -371,6 +424,10 @@ impl<'g> FusedWorkload<'g> {
             threads,
             ..Default::default()
         };
+        let ln = LayerNormOptions {
+            threads,
+            ..Default::default()
+        };
         Ok(match self.op {
             Op::RmsNorm => vec![
                 rmsnorm(gpu, stream, &i[0], &i[1], &mut o[0], rows, cols, &opts).map_err(err)?,
@@ -390,6 +447,21 @@ impl<'g> FusedWorkload<'g> {
                     &opts,
                 )
                 .map_err(err)?]
+            }
+            Op::LayerNorm => {
+                vec![
+                    layernorm(gpu, stream, &i[0], &i[1], &i[2], &mut o[0], rows, cols, &ln)
+                        .map_err(err)?,
+                ]
+            }
+            Op::LayerNormResidual => {
+                let (res_out, y) = o.split_at_mut(1);
+                let (x, r, w, b) = (&i[0], &i[1], &i[2], &i[3]);
+                let (res_out, y) = (&mut res_out[0], &mut y[0]);
+                vec![
+                    layernorm_residual_into(gpu, stream, x, r, res_out, w, b, y, rows, cols, &ln)
+                        .map_err(err)?,
+                ]
             }
             Op::Softmax => {
                 vec![softmax(gpu, stream, &i[0], &mut o[0], rows, cols, threads).map_err(err)?]
@@ -430,6 +502,22 @@ impl<'g> FusedWorkload<'g> {
                 .map_err(err)?
                 .to_vec()
             }
+            Op::LayerNormBackward => {
+                let opts = LayerNormBwdOptions {
+                    threads,
+                    ..Default::default()
+                };
+                let mut ws = set.workspace.as_ref().ok_or("no workspace")?.index(..);
+                let [dx, dw, db] = &mut o[..] else {
+                    return Err("three outputs".into());
+                };
+                let (x, w, dy) = (&i[0], &i[1], &i[2]);
+                layernorm_backward(
+                    gpu, stream, x, w, dy, dx, dw, db, &mut ws, rows, cols, &opts,
+                )
+                .map_err(err)?
+                .to_vec()
+            }
             Op::SoftmaxBackward => {
                 vec![
                     softmax_backward(gpu, stream, &i[0], &i[1], &mut o[0], rows, cols, threads)
@@ -465,6 +553,7 @@ impl<'g> FusedWorkload<'g> {
             .map(|b| download(b).map(|v| v.into_iter().map(|x| x.0).collect()))
             .collect::<Result<_>>()?;
         let eps = f64::from(RmsNormOptions::default().eps);
+        let ln_eps = f64::from(LayerNormOptions::default().eps);
         for &r in &pick {
             let (got, want, len): (Vec<f64>, Vec<f64>, usize) = match self.op {
                 Op::RmsNorm => (
@@ -479,6 +568,30 @@ impl<'g> FusedWorkload<'g> {
                         data::round_to::<bf16>,
                     );
                     let y = reference::rmsnorm(&hr, &f(&h[2]), cols, eps);
+                    (
+                        [row(&outs[0], r, cols), row(&outs[1], r, cols)].concat(),
+                        [hr, y].concat(),
+                        cols,
+                    )
+                }
+                Op::LayerNorm => (
+                    row(&outs[0], r, cols),
+                    reference::layernorm(
+                        &in_row(&h[0], r, cols),
+                        &f(&h[1]),
+                        &f(&h[2]),
+                        cols,
+                        ln_eps,
+                    ),
+                    cols,
+                ),
+                Op::LayerNormResidual => {
+                    let hr = reference::residual_add(
+                        &in_row(&h[0], r, cols),
+                        &in_row(&h[1], r, cols),
+                        data::round_to::<bf16>,
+                    );
+                    let y = reference::layernorm(&hr, &f(&h[2]), &f(&h[3]), cols, ln_eps);
                     (
                         [row(&outs[0], r, cols), row(&outs[1], r, cols)].concat(),
                         [hr, y].concat(),
@@ -527,6 +640,18 @@ impl<'g> FusedWorkload<'g> {
                         &in_row(&h[2], r, cols),
                         cols,
                         eps,
+                    );
+                    (row(&outs[0], r, cols), g.dx, cols)
+                }
+                Op::LayerNormBackward => {
+                    // One row's dx needs only that row (dw and db sum every row: checked
+                    // for poison).
+                    let g = reference::layernorm_backward(
+                        &in_row(&h[0], r, cols),
+                        &f(&h[1]),
+                        &in_row(&h[2], r, cols),
+                        cols,
+                        ln_eps,
                     );
                     (row(&outs[0], r, cols), g.dx, cols)
                 }
@@ -694,8 +819,12 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     for &(rows, cols) in large {
         for op in Op::ALL {
             let seed = 0xF05E ^ (rows as u64) << 20 ^ cols as u64;
-            let mut w = FusedWorkload::new(s, op, rows, cols, Threads::Auto, seed)?;
             let label = format!("{} {rows}x{cols}", op.name());
+            if let Some(why) = op.refusal(s.gpu, rows, cols) {
+                s.say(format!("{label}: not run, the op refuses the shape: {why}"));
+                continue;
+            }
+            let mut w = FusedWorkload::new(s, op, rows, cols, Threads::Auto, seed)?;
             s.measure(&label, &mut w, Some(ceiling.clone()))?;
             let sets = w.plan.sets;
             drop(w);
@@ -765,6 +894,10 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
         for &cols in &cols_list {
             for op in Op::grid() {
                 let label = format!("{} {rows}x{cols}", op.name());
+                if let Some(why) = op.refusal(s.gpu, rows, cols) {
+                    s.say(format!("{label}: not run, the op refuses the shape: {why}"));
+                    continue;
+                }
                 let seed = 0x6E1D ^ (rows as u64) << 20 ^ cols as u64;
                 let bytes = op.bytes(rows, cols);
                 let by_bandwidth = bytes >= GRID_BANDWIDTH_BYTES;

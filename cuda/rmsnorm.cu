@@ -4,28 +4,21 @@
 // residual, and y = rmsnorm(h) of that stored h), and the backward pass:
 //   dx = rstd * (dy * w) - x * rstd^3 * mean(dy * w * x)
 //   dw = sum over rows of dy * x * rstd
-// Storage bf16, fp16 or fp32; all arithmetic in fp32. Row geometry: rows.cuh.
-//
-// Each row takes one of three walks, chosen per row (uniform over its threads):
-//   resident: the body is one tile; it stays in registers from the reduction to the write;
-//   streamed: the body is longer than a tile; pass 2 reads it again (from L2);
-//   elementwise: some tensor is not 16-byte aligned with the anchor; every column is
-//     read element by element (correct for any alignment and length, slower).
+// Storage bf16, fp16 or fp32; all arithmetic in fp32. Row geometry: rows.cuh; the walks
+// (resident, streamed, elementwise) and the forward's code: norm.cuh.
 //
 // Backward: each block walks a contiguous range of rows, and each row group adds its dw
 // terms into its own shared-memory row (each column's slot has one owner thread within a
 // row, rows ordered by the reduction's barrier or warp sync, so no atomics). The block
 // writes the sum of its row groups (in order) to a [blocks, round_up(cols, 4)] fp32
 // workspace, and `rmsnorm_dweight_*` sums the workspace over blocks in a fixed order:
-// the same launch geometry gives the same bits.
+// the same launch geometry gives the same bits (colsum.cuh).
 // `rmsnorm_bwd_cluster_*` (sm_90) walks the same rows with the two CTAs of a cluster
 // sharing each row, one column half each (ClusterHalf below); each CTA writes its half of
 // the cluster's workspace row, so `rmsnorm_dweight_*` reads the same layout.
 #include "cubins/arch.cuh"
 #include "cubins/cluster.cuh"
-#include "cubins/dtype.cuh"
-#include "cubins/reduce.cuh"
-#include "cubins/rows.cuh"
+#include "cubins/norm.cuh"
 
 namespace {
 using namespace cubins;
@@ -69,241 +62,38 @@ constexpr bool kBwdStreams = false;
 #endif
 constexpr int kFwdChunks = 8;
 constexpr int kResidualChunks = 8;
-constexpr int kResidualGroup = kBlackwell ? 1 : 2;
 constexpr int kBwdChunks = 4;
 // The cluster variant: CTAs per cluster (one column half each), threads per CTA, and the
 // CTAs per SM its 64-register budget is built for.
 constexpr int kClusterCtas = 2;
 constexpr int kClusterThreads = 512;
 constexpr int kClusterCtasPerSm = 2;
-// Chunks per thread per tile on the streamed walk (fewer loads in flight, no residency).
-constexpr int kStreamChunks = 2;
-// Body chunks per thread of a short row: at most this many, the forward loads the weight
-// chunks with the row's, before the reduction (the host spreads rows this thin when they
-// are few: SPREAD_CHUNKS in src/ops/rows.rs).
-constexpr int kShortChunks = 2;
-// Columns per thread per step on the elementwise walk.
-constexpr int kElementUnroll = 4;
-
-// 1 / cols by the hardware reciprocal (within 1 ulp): an IEEE division is a called
-// subroutine, and the call would spill the registers that hold the resident row.
-__device__ __forceinline__ float inv_cols(int n) { return __fdividef(1.0f, static_cast<float>(n)); }
-
 // ---------------------------------------------------------------- forward
 
-template <class T, bool kResidual>
-struct FwdRow {
-  const T* __restrict__ x;
-  const T* rin;  // may alias rout (in-place residual): each column is read, then written, by one thread
-  T* rout;
-  const T* __restrict__ w;
-  T* __restrict__ y;
-  float eps;
-  float* scratch;
+// y = v * rstd * w with rstd from the mean of v^2 (norm.cuh's Norm).
+struct RmsScale : NormStats {
+  static constexpr bool kCentered = false;
+  static constexpr bool kBias = false;
+  __device__ __forceinline__ static float first(float v) { return v * v; }
+  __device__ __forceinline__ float operator()(float v, float w, float) const { return v * rstd * w; }
 };
-
-// Pass 1 over body chunks of tiles of kChunks: load (add and store the residual), sum of
-// squares. kKeep: one tile, whose chunks stay in h for pass 2.
-template <class T, bool kResidual, int kChunks, bool kKeep>
-__device__ __forceinline__ float fwd_pass1(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, Chunk (&h)[kChunks]) {
-  constexpr int kVec = Storage<T>::kVec;
-  // The residual add has two loads per chunk: its chunks go in groups of kResidualGroup,
-  // so the group in flight and the resident chunks before it fit the registers together.
-  constexpr int kGroup = kResidual ? kResidualGroup : kChunks;
-  float ss = 0.0f;
-  for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
-    Chunk xc[kChunks];
-    Chunk rc[kResidual ? kChunks : 1];
-    auto group = [&](auto from) {
-      constexpr int kFrom = decltype(from)::value;
-      for_each_chunk<kChunks, kFrom, kGroup>(p, t, [&](int k, int m) {
-        xc[k] = load_chunk(a.x + p.col(m));
-        if constexpr (kResidual) rc[k] = load_chunk(a.rin + p.col(m));
-      });
-      for_each_chunk<kChunks, kFrom, kGroup>(p, t, [&](int k, int m) {
-        if constexpr (kResidual) {
-          float f[kVec];
-#pragma unroll
-          for (int i = 0; i < kVec; ++i) f[i] = element<T>(xc[k], i) + element<T>(rc[k], i);
-          xc[k] = pack<T>(f);
-          store_chunk(a.rout + p.col(m), xc[k]);
-        }
-#pragma unroll
-        for (int i = 0; i < kVec; ++i) {
-          const float v = element<T>(xc[k], i);  // the stored (rounded) residual
-          ss += v * v;
-        }
-        if constexpr (kKeep) h[k] = xc[k];
-      });
-    };
-    static_for<0, kChunks, kGroup>(group);
-  }
-  return ss;
-}
-
-// Pass 2: y = h * rstd * w. Without kKeep the chunks are read again (the residual from
-// this thread's own writes, through coherent loads). kWeightAhead: the weight chunks are
-// already in wa (loaded with the row's, one tile).
-template <class T, bool kResidual, int kChunks, bool kKeep, bool kWeightAhead>
-__device__ __forceinline__ void fwd_pass2(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, float rstd,
-                                          const Chunk (&h)[kChunks], const Chunk (&wa)[kWeightAhead ? kChunks : 1]) {
-  constexpr int kVec = Storage<T>::kVec;
-  for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
-    Chunk hc[kChunks];
-    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      hc[k] = kKeep ? h[k] : kResidual ? load_chunk<T>(a.rout + p.col(m)) : load_chunk(a.x + p.col(m));
-    });
-    // The weight row is shared by every row (cache-resident); loaded chunk by chunk so it
-    // does not double the registers the resident row holds. Each of those loads waits
-    // behind the previous chunk's store, a serial chain that many rows in flight hide and a
-    // few rows do not: short rows load it ahead (kWeightAhead).
-    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      const Chunk wc = kWeightAhead ? wa[kWeightAhead ? k : 0] : load_chunk(a.w + p.col(m));
-      float f[kVec];
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) f[i] = element<T>(hc[k], i) * rstd * element<T>(wc, i);
-      store_chunk(a.y + p.col(m), pack<T>(f));
-    });
-  }
-}
-
-// Resident (kKeep) or streamed walk: body chunks plus this thread's head or tail column.
-// kWeightAhead (resident rows of at most kShortChunks a thread): the weight chunks are
-// loaded before the row's, so every load of the row is in flight at once.
-template <class T, bool kResidual, int kChunks, bool kKeep, bool kWeightAhead = false>
-__device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow<T, kResidual>& a) {
-  static_assert(kKeep || !kWeightAhead, "weights ahead only for a resident row");
-  Chunk h[kChunks];
-  Chunk wa[kWeightAhead ? kChunks : 1];
-  if constexpr (kWeightAhead) for_each_chunk<kChunks>(p, 0, [&](int k, int m) { wa[k] = load_chunk(a.w + p.col(m)); });
-  float ss = fwd_pass1<T, kResidual, kChunks, kKeep>(p, a, h);
-  if (p.has_edge()) {
-    float he = to_float(a.x[p.edge_col]);
-    if constexpr (kResidual) {
-      he = round_to<T>(he + to_float(a.rin[p.edge_col]));
-      a.rout[p.edge_col] = from_float<T>(he);
-    }
-    ss += he * he;
-  }
-  ss = row_reduce(ss, Sum{}, 0.0f, a.scratch);
-  const float rstd = rsqrtf(ss * inv_cols(max(p.cols, 1)) + a.eps);
-  fwd_pass2<T, kResidual, kChunks, kKeep, kWeightAhead>(p, a, rstd, h, wa);
-  if (p.has_edge()) {  // read again (the residual: this thread's own write), not held across the reduction
-    const float he = to_float(kResidual ? a.rout[p.edge_col] : a.x[p.edge_col]);
-    a.y[p.edge_col] = from_float<T>(he * rstd * to_float(a.w[p.edge_col]));
-  }
-}
-
-template <class T, bool kResidual>
-__device__ __forceinline__ void fwd_row_elementwise(const RowPlan<T>& p, const FwdRow<T, kResidual>& a) {
-  float ss = 0.0f;
-#pragma unroll kElementUnroll
-  for (int c = p.lane; c < p.cols; c += p.threads) {
-    float v = to_float(a.x[c]);
-    if constexpr (kResidual) {
-      v = round_to<T>(v + to_float(a.rin[c]));
-      a.rout[c] = from_float<T>(v);
-    }
-    ss += v * v;
-  }
-  ss = row_reduce(ss, Sum{}, 0.0f, a.scratch);
-  const float rstd = rsqrtf(ss * inv_cols(max(p.cols, 1)) + a.eps);
-#pragma unroll kElementUnroll
-  for (int c = p.lane; c < p.cols; c += p.threads) {
-    const float v = kResidual ? to_float(a.rout[c]) : to_float(a.x[c]);
-    a.y[c] = from_float<T>(v * rstd * to_float(a.w[c]));
-  }
-}
 
 template <class T, bool kResidual>
 __device__ __forceinline__ void rmsnorm_fwd(const T* __restrict__ x, const T* residual_in, T* residual_out,
                                             const T* __restrict__ w, T* __restrict__ y, uint32_t rows,
                                             uint32_t cols, float eps) {
   constexpr int kChunks = kResidual ? kResidualChunks : kFwdChunks;
-  __shared__ float scratch[32];
-  const RowGroup g = RowGroup::current();
-  const bool live = g.row < rows;
-  const int64_t offset = (live ? g.row : 0) * static_cast<int64_t>(cols);
-  FwdRow<T, kResidual> a{x + offset, nullptr, nullptr, w, y + offset, eps, scratch};
-  if constexpr (kResidual) {
-    a.rin = residual_in + offset;
-    a.rout = residual_out + offset;
-  }
-  const auto p = RowPlan<T>::anchored(a.x, static_cast<int>(cols), live, g);
-  // Uniform over the row's threads (a row spanning warps is the whole block).
-  const bool vec = p.vector_ok(a.w) && p.vector_ok(a.y) && (!kResidual || (p.vector_ok(a.rin) && p.vector_ok(a.rout)));
-  if (!vec) {
-    fwd_row_elementwise<T, kResidual>(p, a);
-  } else if (p.tiles(kShortChunks) <= 1) {
-    fwd_row_vector<T, kResidual, kShortChunks, true, true>(p, a);
-  } else if (p.tiles(kChunks) <= 1) {
-    fwd_row_vector<T, kResidual, kChunks, true>(p, a);
-  } else {
-    fwd_row_vector<T, kResidual, kStreamChunks, false>(p, a);
-  }
+  norm_fwd<T, RmsScale, kResidual, kChunks>(x, residual_in, residual_out, w, nullptr, y, rows, cols, eps);
 }
 
 // ---------------------------------------------------------------- backward
 
-// The dw accumulator of one row group in shared memory: column c = 4 * (planes * m + q) + e
-// of body chunk m lives in plane q (kVec / 4 planes of float4, so a warp's 16-byte
-// accesses to one plane are lane-consecutive: no bank conflicts), the tail after them.
-// Body chunks start at column 0 in every row, so each slot has one owner thread.
 template <class T>
-struct DwAcc {
-  static constexpr int kVec = Storage<T>::kVec;
-  static constexpr int kPlanes = kVec / 4;
-  float4* body;  // [kPlanes][chunks]
-  float* tail;   // [kVec]
-  int chunks;
+using BwdRow = BwdRowOf<T, 1, float2>;
 
-  __host__ __device__ static constexpr int floats(int cols) { return (cols / kVec + 1) * kVec; }
-  __device__ __forceinline__ static DwAcc at(float* base, int cols) {
-    DwAcc a;
-    a.chunks = cols / kVec;
-    a.body = reinterpret_cast<float4*>(base);
-    a.tail = base + a.chunks * kVec;
-    return a;
-  }
-  __device__ __forceinline__ float4& plane(int q, int m) const { return body[q * chunks + m]; }
-  __device__ __forceinline__ float& at_col(int c) const {
-    if (c >= chunks * kVec) return tail[c - chunks * kVec];
-    return reinterpret_cast<float*>(&plane((c % kVec) / 4, c / kVec))[c % 4];
-  }
-};
-
-template <class T>
-struct BwdRow {
-  const T* __restrict__ x;
-  const T* __restrict__ w;
-  const T* __restrict__ dy;
-  T* __restrict__ dx;
-  DwAcc<T> acc;
-  float eps;
-  float inv_n;  // 1 / the whole row's columns (a row may be split over CTAs)
-  float2* scratch;
-  bool prefetch_next;  // the block holds its SM alone and the row group has a next row
-};
-
-// How a block covers its rows. WholeRow: every column of its row groups (any arch).
-template <class T>
-struct WholeRow {
-  static constexpr bool kStreams = kBwdStreams;
-  // Only the 1024-thread build (sm_90) has blocks that hold an SM alone.
-  static constexpr bool kPrefetch = kBwdBoundThreads == kBwdMaxThreads;
-
-  __device__ __forceinline__ static WholeRow current() { return {}; }
-  // The block's range of rows, and its workspace row.
-  __device__ __forceinline__ int64_t group() const { return blockIdx.x; }
-  __device__ __forceinline__ int first_col(int) const { return 0; }
-  __device__ __forceinline__ int cols(int n) const { return n; }
-  __device__ __forceinline__ void start() const { __syncthreads(); }
-  __device__ __forceinline__ void finish() const {}
-  // As row step s sees it (ClusterHalf's exchange slot).
-  __device__ __forceinline__ WholeRow step(int) const { return *this; }
-  // The row's sums from the block's.
-  __device__ __forceinline__ float2 combine(float2 sums) const { return sums; }
-};
+// A block takes every column of its row groups (any arch). Only the 1024-thread build
+// (sm_90) has blocks that hold an SM alone, and prefetch.
+using WholeRow = WholeRows<kBwdStreams, kBwdBoundThreads == kBwdMaxThreads>;
 
 #if CUBINS_HAS_CLUSTERS
 // ClusterHalf (clusters: sm_90+): the two CTAs of a cluster share each row of the cluster's range, one
@@ -372,27 +162,6 @@ struct ClusterHalf {
 };
 #endif
 
-// Loads of x, dy and w name the read-only (non-coherent) path: the prefetch's asm takes
-// addresses in x and dy, after which the compiler no longer infers it.
-template <class T>
-__device__ __forceinline__ Chunk load_ro_chunk(const T* p) {
-  return __ldg(reinterpret_cast<const Chunk*>(p));
-}
-template <class T>
-__device__ __forceinline__ float load_ro(const T* p) {
-  return to_float(__ldg(p));
-}
-
-// x and dy of the row group's next row into L2 (one request per 128-byte line), in flight
-// while this row is reduced and written.
-template <class T, int kTileChunks>
-__device__ __forceinline__ void bwd_prefetch_next(const RowPlan<T>& p, const BwdRow<T>& a) {
-  if (!a.prefetch_next) return;
-  const int64_t next = static_cast<int64_t>(blockDim.y) * p.cols;
-  p.template prefetch_row_l2<kTileChunks>(a.x + next);
-  p.template prefetch_row_l2<kTileChunks>(a.dy + next);
-}
-
 // Pass 1: (sum x^2, sum dy * w * x) over body chunks; kKeep as in the forward.
 template <class T, int kChunks, bool kKeep>
 __device__ __forceinline__ float2 bwd_pass1(const RowPlan<T>& p, const BwdRow<T>& a, Chunk (&xk)[kChunks],
@@ -426,33 +195,13 @@ __device__ __forceinline__ float2 bwd_pass1(const RowPlan<T>& p, const BwdRow<T>
 template <class T, int kChunks, bool kKeep>
 __device__ __forceinline__ void bwd_pass2(const RowPlan<T>& p, const BwdRow<T>& a, float rstd, float coef,
                                           const Chunk (&xk)[kChunks], const Chunk (&dyk)[kChunks]) {
-  constexpr int kVec = Storage<T>::kVec;
-  for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
-    Chunk xc[kChunks], dyc[kChunks];
-    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      xc[k] = kKeep ? xk[k] : load_ro_chunk(a.x + p.col(m));
-      dyc[k] = kKeep ? dyk[k] : load_ro_chunk(a.dy + p.col(m));
+  bwd_each_chunk<T, kChunks, kKeep>(p, a, xk, dyk, [&](const Chunk& xc, const Chunk& dyc, const Chunk& wc, int m) {
+    bwd_store_chunk(p, a, m, [&](int i, float (&dw)[1]) {
+      const float xv = element<T>(xc, i), dv = element<T>(dyc, i);
+      dw[0] = dv * xv * rstd;
+      return rstd * dv * element<T>(wc, i) - coef * xv;
     });
-    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
-      const Chunk wc = load_ro_chunk(a.w + p.col(m));
-      float out[kVec];
-#pragma unroll
-      for (int q = 0; q < DwAcc<T>::kPlanes; ++q) {
-        float4& slot = a.acc.plane(q, m);
-        float4 s = slot;
-        float* sv = &s.x;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int i = 4 * q + e;
-          const float xv = element<T>(xc[k], i), dv = element<T>(dyc[k], i);
-          sv[e] += dv * xv * rstd;
-          out[i] = rstd * dv * element<T>(wc, i) - coef * xv;
-        }
-        slot = s;
-      }
-      store_chunk(a.dx + p.col(m), pack<T>(out));
-    });
-  }
+  });
 }
 
 // rstd and coef = sum(dy w x) rstd^3 / n of the row whose sums this thread holds a share of.
@@ -472,20 +221,18 @@ template <class T, class Span, int kChunks, bool kKeep>
 __device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow<T>& a, const Span& span) {
   Chunk xk[kChunks], dyk[kChunks];
   float2 sums = bwd_pass1<T, kChunks, kKeep>(p, a, xk, dyk);
-  float ex = 0.0f, edy = 0.0f;  // held across the reduction: two registers, not an address
+  const BwdEdge e = BwdEdge::load(p, a);
   if (p.has_edge()) {
-    ex = load_ro(a.x + p.edge_col);
-    edy = load_ro(a.dy + p.edge_col);
-    sums.x += ex * ex;
-    sums.y += edy * load_ro(a.w + p.edge_col) * ex;
+    sums.x += e.x * e.x;
+    sums.y += e.dy * load_ro(a.w + p.edge_col) * e.x;
   }
   // Only resident rows: the build whose blocks can hold an SM alone has no streamed walk.
   if constexpr (kKeep && Span::kPrefetch) bwd_prefetch_next<T, kChunks>(p, a);
   const RowScale k = bwd_scale(sums, a, span);
   bwd_pass2<T, kChunks, kKeep>(p, a, k.rstd, k.coef, xk, dyk);
   if (p.has_edge()) {
-    a.acc.at_col(p.edge_col) += edy * ex * k.rstd;
-    a.dx[p.edge_col] = from_float<T>(k.rstd * edy * load_ro(a.w + p.edge_col) - k.coef * ex);
+    a.acc.add_col(p.edge_col, {e.dy * e.x * k.rstd});
+    a.dx[p.edge_col] = from_float<T>(k.rstd * e.dy * load_ro(a.w + p.edge_col) - k.coef * e.x);
   }
 }
 
@@ -504,95 +251,40 @@ __device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const B
 #pragma unroll kUnroll
   for (int c = p.lane; c < p.cols; c += p.threads) {
     const float xv = load_ro(a.x + c), dv = load_ro(a.dy + c);
-    a.acc.at_col(c) += dv * xv * k.rstd;
+    a.acc.add_col(c, {dv * xv * k.rstd});
     a.dx[c] = from_float<T>(k.rstd * dv * load_ro(a.w + c) - k.coef * xv);
   }
 }
 
-// The block's share of workspace row `group`: columns [first_col, first_col + span_cols)
-// of a [groups, round_up(n, 4)] fp32 workspace (first_col a multiple of 4), each the sum
-// of the block's row groups' accumulators in row-group order.
-template <class T>
-__device__ __forceinline__ void write_partial_row(float* __restrict__ partial, int64_t group, int n, int first_col,
-                                                  int span_cols, float* acc_all, int acc_floats) {
-  const int block_threads = blockDim.x * blockDim.y;
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  const int quads = (span_cols + 3) / 4;
-  float4* out = reinterpret_cast<float4*>(partial) + group * ((n + 3) / 4) + first_col / 4;
-  for (int u = tid; u < quads; u += block_threads) {
-    float v[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int c = 4 * u + e;
-      v[e] = 0.0f;
-      if (c < span_cols) {
-        for (int yy = 0; yy < static_cast<int>(blockDim.y); ++yy) {
-          v[e] += DwAcc<T>::at(acc_all + yy * acc_floats, span_cols).at_col(c);
-        }
-      }
-    }
-    out[u] = make_float4(v[0], v[1], v[2], v[3]);
-  }
-}
-
 // Rows [group * rows_per_block, ...) in steps of blockDim.y, over the span's columns of
-// each row (Span: WholeRow or ClusterHalf). Dynamic shared memory: blockDim.y *
-// DwAcc::floats(span columns) fp32. partial: [groups, round_up(cols, 4)] fp32.
+// each row (Span: WholeRow or ClusterHalf), through norm.cuh's bwd_rows. Dynamic shared
+// memory: blockDim.y * DwAcc::floats(span columns) fp32. partial: [groups, round_up(cols, 4)] fp32.
 template <class T, class Span>
 __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __restrict__ w,
                                             const T* __restrict__ dy, T* __restrict__ dx,
                                             float* __restrict__ partial, uint32_t rows, uint32_t cols,
                                             uint32_t rows_per_block, float eps) {
-  extern __shared__ float4 acc_smem[];
   __shared__ float2 scratch[32];
   const Span span = Span::current();
   const int n = static_cast<int>(cols);
   const int first_col = span.first_col(n);
   const int span_cols = span.cols(n);
-  const int acc_floats = DwAcc<T>::floats(span_cols);
-  float* acc_all = reinterpret_cast<float*>(acc_smem);
-  const int block_threads = blockDim.x * blockDim.y;
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  for (int i = tid; i < acc_floats * static_cast<int>(blockDim.y); i += block_threads) acc_all[i] = 0.0f;
-  span.start();
-
-  const int64_t first = span.group() * rows_per_block;
-  const int64_t end = min(first + rows_per_block, static_cast<int64_t>(rows));
-  const int steps = (rows_per_block + blockDim.y - 1) / blockDim.y;  // uniform over the block
-  const bool alone_on_sm = block_threads == kBwdMaxThreads;  // 64 registers x 1024 = the register file
+  const bool alone_on_sm = blockDim.x * blockDim.y == kBwdMaxThreads;  // 64 registers x 1024 = the register file
   const float inv_n = inv_cols(max(n, 1));
-  for (int s = 0; s < steps; ++s) {
-    RowGroup g = RowGroup::current();
-    g.row = first + static_cast<int64_t>(s) * blockDim.y + threadIdx.y;
-    const bool live = g.row < end;
-    const int64_t offset = (live ? g.row : 0) * static_cast<int64_t>(cols) + first_col;
-    const BwdRow<T> a{x + offset,
-                      w + first_col,
-                      dy + offset,
-                      dx + offset,
-                      DwAcc<T>::at(acc_all + threadIdx.y * acc_floats, span_cols),
-                      eps,
-                      inv_n,
-                      scratch,
-                      alone_on_sm && g.row + blockDim.y < end};
-    const auto p = RowPlan<T>::with_head(0, span_cols, live, g);
-    const Span row_span = span.step(s);
-    const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
-    if (vec && p.tiles(kBwdChunks) <= 1) {
-      bwd_row_vector<T, Span, kBwdChunks, true>(p, a, row_span);
-    } else if (vec && Span::kStreams) {
-      bwd_row_vector<T, Span, kStreamChunks, false>(p, a, row_span);
-    } else {
-      bwd_row_elementwise<T>(p, a, row_span);
-    }
-    // Order this row's accumulator updates before the next row's (a row spanning warps
-    // is ordered by its reduction's barriers; one within a warp needs the warp sync).
-    if (blockDim.x <= 32) __syncwarp(group_mask(blockDim.x));
-  }
-
-  __syncthreads();
-  write_partial_row<T>(partial, span.group(), n, first_col, span_cols, acc_all, acc_floats);
-  span.finish();
+  bwd_rows<T, 1>(span, partial, rows, cols, rows_per_block,
+                 [&](const RowPlan<T>& p, int64_t offset, float* acc, const Span& row_span, bool has_next) {
+                   const BwdRow<T> a{x + offset,           w + first_col, dy + offset, dx + offset,
+                                     ColSums<T, 1>::at(acc, span_cols), eps, inv_n,         scratch,
+                                     alone_on_sm && has_next};
+                   const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
+                   if (vec && p.tiles(kBwdChunks) <= 1) {
+                     bwd_row_vector<T, Span, kBwdChunks, true>(p, a, row_span);
+                   } else if (vec && Span::kStreams) {
+                     bwd_row_vector<T, Span, kStreamChunks, false>(p, a, row_span);
+                   } else {
+                     bwd_row_elementwise<T>(p, a, row_span);
+                   }
+                 });
 }
 
 // The cluster variant's body is built for sm_90 (and sm_90a), where its budget of 2 CTAs
@@ -609,53 +301,6 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
 #else
   __trap();
 #endif
-}
-
-// dw[c] = sum over b of partial[b][c]: warp w adds blocks w, w + kDwWarps, ... in
-// ascending order, then warp 0 adds the warps' sums in warp order. Each lane owns 4
-// consecutive columns of the [blocks, round_up(cols, 4)] workspace; 128 per block.
-constexpr int kDwWarps = 16;
-
-template <class T>
-__device__ __forceinline__ void rmsnorm_dweight(const float* __restrict__ partial, T* __restrict__ dw,
-                                                uint32_t blocks, uint32_t cols) {
-  __shared__ float4 sums[kDwWarps][32];
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  const int n = static_cast<int>(cols);
-  const int quads = (n + 3) / 4;
-  const int u = blockIdx.x * 32 + lane;
-  const float4* column = reinterpret_cast<const float4*>(partial) + u;
-  auto add = [](float4& s, const float4& v) {
-    s.x += v.x;
-    s.y += v.y;
-    s.z += v.z;
-    s.w += v.w;
-  };
-  float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  if (u < quads) {
-    int b = warp;
-    for (; b + 3 * kDwWarps < static_cast<int>(blocks); b += 4 * kDwWarps) {
-      float4 v[4];
-#pragma unroll
-      for (int r = 0; r < 4; ++r) v[r] = column[static_cast<int64_t>(b + r * kDwWarps) * quads];  // in flight together
-#pragma unroll
-      for (int r = 0; r < 4; ++r) add(s, v[r]);
-    }
-    for (; b < static_cast<int>(blocks); b += kDwWarps) add(s, column[static_cast<int64_t>(b) * quads]);
-  }
-  sums[warp][lane] = s;
-  __syncthreads();
-  if (warp == 0 && u < quads) {
-    float4 t = sums[0][lane];
-#pragma unroll
-    for (int r = 1; r < kDwWarps; ++r) add(t, sums[r][lane]);
-    const float v[4] = {t.x, t.y, t.z, t.w};
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      if (4 * u + e < n) dw[4 * u + e] = from_float<T>(v[e]);
-    }
-  }
 }
 
 }  // namespace
@@ -676,7 +321,7 @@ __device__ __forceinline__ void rmsnorm_dweight(const float* __restrict__ partia
       rmsnorm_bwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,              \
                            T* __restrict__ dx, float* __restrict__ partial, uint32_t rows, uint32_t cols,           \
                            uint32_t rows_per_block, float eps) {                                                    \
-    rmsnorm_bwd<T, WholeRow<T>>(x, w, dy, dx, partial, rows, cols, rows_per_block, eps);                            \
+    rmsnorm_bwd<T, WholeRow>(x, w, dy, dx, partial, rows, cols, rows_per_block, eps);                            \
   }                                                                                                                 \
   extern "C" __global__ void CUBINS_CLUSTER_DIMS(kClusterCtas) __launch_bounds__(kClusterThreads, kClusterCtasPerSm) \
       rmsnorm_bwd_cluster_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,      \
@@ -687,7 +332,7 @@ __device__ __forceinline__ void rmsnorm_dweight(const float* __restrict__ partia
   extern "C" __global__ void __launch_bounds__(kDwWarps * 32)                                                       \
       rmsnorm_dweight_##SUFFIX(const float* __restrict__ partial, T* __restrict__ dw, uint32_t blocks,              \
                                uint32_t cols) {                                                                     \
-    rmsnorm_dweight<T>(partial, dw, blocks, cols);                                                                  \
+    sum_partial_rows<T, 1>(partial, dw, nullptr, blocks, cols);                                                        \
   }
 
 CUBINS_RMSNORM_ENTRY_POINTS(__nv_bfloat16, bf16)

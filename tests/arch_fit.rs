@@ -294,7 +294,7 @@ fn every_gemm_choice_fits_its_arch() {
 #[test]
 fn every_row_geometry_fits_its_arch() {
     use cubins::ops::rows::{RowGeometry, RowKernel, Threads};
-    use cubins::ops::{rmsnorm, softmax, swiglu};
+    use cubins::ops::{layernorm, rmsnorm, softmax, swiglu};
     use cubins::runtime::{Bf16, F16};
 
     let Some(b) = Build::load() else { return };
@@ -310,8 +310,8 @@ fn every_row_geometry_fits_its_arch() {
         let entry = format!("{}_{}", kernel.name, T::NAME);
         let (file, _) = cubins::find_entry_point(&entry).unwrap();
         let route = select(file, cc, RoutePolicy::Auto).unwrap();
-        // The runtime clamps to the loaded kernel's own bound (rmsnorm's backward builds
-        // differ by arch).
+        // The runtime clamps to the loaded kernel's own bound (the RMSNorm and LayerNorm
+        // backward builds differ by arch).
         let bound = b
             .kernel(file.name, route.arch, &entry)
             .max_threads_per_block
@@ -326,10 +326,14 @@ fn every_row_geometry_fits_its_arch() {
             RowGeometry::select_for::<T>(&k, rows, cols, sm_count(cc), Threads::Auto).unwrap()
         };
         for g in [many, few(1), few(16)] {
-            let smem = if kernel.name == rmsnorm::BWD.name {
-                rmsnorm::accumulator_bytes::<T>(cols, g.rows_per_block)
-            } else {
-                0
+            let smem = match kernel.name {
+                n if n == rmsnorm::BWD.name => {
+                    rmsnorm::accumulator_bytes::<T>(cols, g.rows_per_block)
+                }
+                n if n == layernorm::BWD.name => {
+                    layernorm::accumulator_bytes::<T>(cols, g.rows_per_block)
+                }
+                _ => 0,
             };
             let arch = Arch::parse(route.arch).unwrap();
             if u64::from(smem)
@@ -349,6 +353,9 @@ fn every_row_geometry_fits_its_arch() {
             rmsnorm::FWD,
             rmsnorm::FWD_RESIDUAL,
             rmsnorm::BWD,
+            layernorm::FWD,
+            layernorm::FWD_RESIDUAL,
+            layernorm::BWD,
             softmax::FWD,
             softmax::BWD,
             swiglu::INTERLEAVED,

@@ -8,8 +8,8 @@ mod common;
 use common::data::{max_row_relative_error, max_row_scaled_error, round_to, Elem, SplitMix64};
 use common::digest::{fnv1a64, hash_line, DigestFile};
 use common::reference::{
-    residual_add, rmsnorm, rmsnorm_backward, rope, rope_table, softmax, softmax_backward,
-    split_gate_up, swiglu, Pairing,
+    layernorm, layernorm_backward, mean_rstd, residual_add, rmsnorm, rmsnorm_backward, rope,
+    rope_table, softmax, softmax_backward, split_gate_up, swiglu, Pairing,
 };
 use half::{bf16, f16};
 
@@ -77,6 +77,122 @@ fn rmsnorm_backward_matches_finite_differences() {
     }
     for (a, b) in grads.dw.iter().zip(numeric_gradient(|w| loss(&x, w), &w)) {
         assert!(close(*a, b, 1e-6), "dw {a} vs numeric {b}");
+    }
+}
+
+#[test]
+fn layernorm_matches_hand_computed_rows() {
+    // [1, 2, 3, 4]: mean 2.5, variance (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25.
+    let r = 1.0 / 1.25f64.sqrt();
+    let (w, b) = ([1.0, 2.0, 1.0, 1.0], [0.0, 0.0, 0.5, -1.0]);
+    let y = layernorm(&[1.0, 2.0, 3.0, 4.0], &w, &b, 4, 0.0);
+    let want = [-1.5 * r, -0.5 * r * 2.0, 0.5 * r + 0.5, 1.5 * r - 1.0];
+    for (a, b) in y.iter().zip(want) {
+        assert!(close(*a, b, 1e-15), "{a} vs {b}");
+    }
+    // eps enters inside the root: [0, 2] has mean 1 and variance 1, so eps 3 halves it.
+    let y = layernorm(&[0.0, 2.0], &[1.0, 1.0], &[0.0, 0.0], 2, 3.0);
+    assert_eq!(y, vec![-0.5, 0.5]);
+    // A row of one element is its bias.
+    assert_eq!(layernorm(&[7.0], &[3.0], &[0.25], 1, 1e-5), vec![0.25]);
+}
+
+#[test]
+fn layernorm_rows_are_standardized_and_ignore_shift_and_scale() {
+    let mut rng = SplitMix64::new(21);
+    let cols = 33;
+    let x: Vec<f64> = (0..4 * cols).map(|_| rng.uniform(-3.0, 5.0)).collect();
+    let (ones, zeros) = (vec![1.0; cols], vec![0.0; cols]);
+    let moments = |row: &[f64]| {
+        let mean = row.iter().sum::<f64>() / cols as f64;
+        let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
+        (mean, var)
+    };
+    let y = layernorm(&x, &ones, &zeros, cols, 0.0);
+    for row in y.chunks(cols) {
+        let (mean, var) = moments(row);
+        assert!(mean.abs() < 1e-14 && close(var, 1.0, 1e-13), "{mean} {var}");
+    }
+    // With eps the variance is var / (var + eps).
+    let eps = 0.5;
+    for (xr, yr) in x
+        .chunks(cols)
+        .zip(layernorm(&x, &ones, &zeros, cols, eps).chunks(cols))
+    {
+        let var = moments(xr).1;
+        assert!(close(moments(yr).1, var / (var + eps), 1e-13));
+    }
+    // Shifting and scaling a row changes nothing.
+    let moved: Vec<f64> = x.iter().map(|v| 3.0 * v - 40.0).collect();
+    for (a, b) in layernorm(&moved, &ones, &zeros, cols, 0.0).iter().zip(&y) {
+        assert!(close(*a, *b, 1e-12));
+    }
+}
+
+#[test]
+fn the_variance_is_taken_about_the_mean() {
+    // A row far from zero: mean(x^2) - mean^2 cancels to nothing in f64, the second pass
+    // over x - mean keeps the variance exactly.
+    let row = [1e9, 1e9 + 1.0, 1e9 + 2.0, 1e9 + 3.0];
+    let (mean, rstd) = mean_rstd(&row, 0.0);
+    assert_eq!(mean, 1e9 + 1.5);
+    assert_eq!(rstd, 1.0 / 1.25f64.sqrt());
+    let naive = row.iter().map(|v| v * v).sum::<f64>() / 4.0 - mean * mean;
+    assert!((naive - 1.25).abs() >= 1.0, "{naive}");
+}
+
+#[test]
+fn layernorm_backward_matches_finite_differences() {
+    let (rows, cols, eps) = (3, 7, 1e-5);
+    let mut rng = SplitMix64::new(12);
+    let x: Vec<f64> = (0..rows * cols).map(|_| rng.uniform(-1.0, 3.0)).collect();
+    let w: Vec<f64> = (0..cols).map(|_| rng.uniform(0.5, 1.5)).collect();
+    let b: Vec<f64> = (0..cols).map(|_| rng.uniform(-0.5, 0.5)).collect();
+    let dy: Vec<f64> = (0..rows * cols).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    // L = sum(dy * y): dL/dx, dL/dw and dL/db are the backward's outputs.
+    let loss = |x: &[f64], w: &[f64], b: &[f64]| {
+        layernorm(x, w, b, cols, eps)
+            .iter()
+            .zip(&dy)
+            .map(|(y, g)| y * g)
+            .sum::<f64>()
+    };
+    let grads = layernorm_backward(&x, &w, &dy, cols, eps);
+    let checks = [
+        ("dx", &grads.dx, numeric_gradient(|x| loss(x, &w, &b), &x)),
+        ("dw", &grads.dw, numeric_gradient(|w| loss(&x, w, &b), &w)),
+        ("db", &grads.db, numeric_gradient(|b| loss(&x, &w, b), &b)),
+    ];
+    for (name, analytic, numeric) in checks {
+        for (a, n) in analytic.iter().zip(numeric) {
+            assert!(close(*a, n, 1e-6), "{name} {a} vs numeric {n}");
+        }
+    }
+}
+
+#[test]
+fn layernorm_dx_is_orthogonal_to_shifts_and_scales() {
+    // y ignores a shift of x, so each row of dx sums to 0; with eps 0 it ignores a scale too,
+    // so dx . x = 0.
+    let cols = 9;
+    let mut rng = SplitMix64::new(13);
+    let x: Vec<f64> = (0..2 * cols).map(|_| rng.uniform(-1.0, 3.0)).collect();
+    let w: Vec<f64> = (0..cols).map(|_| rng.uniform(0.5, 1.5)).collect();
+    let dy: Vec<f64> = (0..2 * cols).map(|_| rng.uniform(-1.0, 1.0)).collect();
+    for eps in [1e-5, 0.0] {
+        let g = layernorm_backward(&x, &w, &dy, cols, eps);
+        for (dxr, xr) in g.dx.chunks(cols).zip(x.chunks(cols)) {
+            assert!(dxr.iter().sum::<f64>().abs() < 1e-13);
+            if eps == 0.0 {
+                let dot: f64 = dxr.iter().zip(xr).map(|(a, b)| a * b).sum();
+                assert!(dot.abs() < 1e-12, "{dot}");
+            }
+        }
+    }
+    // db is the column sum of dy, whatever x.
+    let g = layernorm_backward(&x, &w, &dy, cols, 1e-5);
+    for (c, db) in g.db.iter().enumerate() {
+        assert!(close(*db, dy[c] + dy[cols + c], 1e-15));
     }
 }
 
@@ -291,6 +407,17 @@ fn tolerances_separate_rounding_from_bugs() {
     x_other_scale[..64].copy_from_slice(&x[64..]);
     let wrong_row = rmsnorm(&x_other_scale, &w, 64, 1e-6);
     assert!(max_row_relative_error(&wrong_row, &want, 64).0 > bf16::TOLERANCE);
+    // ...nor a LayerNorm that forgets the mean, or the bias.
+    let shifted: Vec<f64> = x.iter().map(|v| v + 1.0).collect();
+    let b = vec![0.1; 64];
+    let want = layernorm(&shifted, &w, &b, 64, 1e-5);
+    let no_mean: Vec<f64> = rmsnorm(&shifted, &w, 64, 1e-5)
+        .iter()
+        .map(|v| v + 0.1)
+        .collect();
+    assert!(max_row_relative_error(&no_mean, &want, 64).0 > bf16::TOLERANCE);
+    let no_bias = layernorm(&shifted, &w, &vec![0.0; 64], 64, 1e-5);
+    assert!(max_row_relative_error(&no_bias, &want, 64).0 > bf16::TOLERANCE);
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! GPU gates of the fused kernels (RMSNorm, softmax, SwiGLU, RoPE; docs/kernels/fused.md):
+//! GPU gates of the fused kernels (RMSNorm, LayerNorm, softmax, SwiGLU, RoPE;
+//! docs/kernels/fused.md; LayerNorm's in `gpu_fused/layernorm.rs`):
 //!
 //! - parity with the float64 references (tests/common/reference.rs) within the per-dtype
 //!   tolerance of tests/common/data.rs, over edge shapes (row length 1, 7, 4095, 4096,
@@ -21,6 +22,8 @@ mod driver;
 mod gpu_common;
 #[path = "gpu_common/guarded.rs"]
 mod guarded;
+#[path = "gpu_fused/layernorm.rs"]
+mod layernorm;
 
 use common::data::{assert_close, to_f64, Elem, SplitMix64};
 use common::digest::{fnv1a64, hash_line, DigestFile};
@@ -830,6 +833,10 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
                 rmsnorm_case::<T>(gpu, shape, ALIGNED),
                 rmsnorm_residual_case::<T>(gpu, shape, ALIGNED, true),
                 rmsnorm_backward_case::<T>(gpu, shape, ALIGNED, Some(16)),
+                layernorm::layernorm_case::<T>(gpu, shape, ALIGNED),
+                layernorm::layernorm_residual_case::<T>(gpu, shape, ALIGNED, true),
+                layernorm::layernorm_backward_case::<T>(gpu, shape, ALIGNED, Some(16))
+                    .expect("4097 columns' accumulators fit shared memory"),
                 softmax_case::<T>(gpu, shape, ALIGNED),
                 softmax_backward_case::<T>(gpu, shape, ALIGNED),
                 swiglu_case::<T>(gpu, shape, ALIGNED),

@@ -8,6 +8,8 @@
 pub mod copy;
 pub mod gemm;
 mod launched;
+pub mod layernorm;
+mod norm;
 pub mod rmsnorm;
 pub mod rope;
 pub mod rows;

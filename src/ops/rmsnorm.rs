@@ -26,17 +26,18 @@
 //! # Ok(()) }
 //! ```
 
-use super::rows::{
-    check_disjoint, check_rows_cols, chunk_elems, plan_rows, shape_error, tensor_bytes,
-    RowGeometry, RowKernel, Walk,
+use super::norm::{
+    acc_bytes, acc_smem_bytes, check_buffers, check_bwd_buffers, check_eps, colsum_launch,
+    range_config, ranges, split_rows, whole_row_words, within_bound, Extent, Residual,
 };
+use super::rows::{check_rows_cols, chunk_elems, plan_rows, RowGeometry, RowKernel, Walk};
 use super::{Launched, Threads};
 use crate::kernels::{
     RmsnormBwd, RmsnormBwdCluster, RmsnormDweight, RmsnormFwd, RmsnormFwdResidual,
 };
 use crate::runtime::launchers::Dtype;
 use crate::runtime::{ArtifactKind, Error, Gpu, KernelSpec, LaunchConfig, LaunchError, Route};
-use crate::runtime::{DevicePtr, DeviceRead, DeviceView, DeviceWrite, StreamHandle};
+use crate::runtime::{DeviceRead, DeviceView, DeviceWrite, StreamHandle};
 
 /// The forward kernel: 8 resident chunks per thread, up to 1024 threads per row.
 pub const FWD: RowKernel = RowKernel {
@@ -72,10 +73,6 @@ pub const BWD_CLUSTER: RowKernel = RowKernel {
 /// CTAs per cluster of [`BWD_CLUSTER`] (its `__cluster_dims__`), one column half of a row each.
 pub const CLUSTER_CTAS: u32 = 2;
 
-/// The dw reduction kernel: 512 threads, 128 columns per block.
-const DWEIGHT_THREADS: u32 = 512;
-const DWEIGHT_COLS_PER_BLOCK: usize = 128;
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RmsNormOptions {
     pub eps: f32,
@@ -88,14 +85,6 @@ impl Default for RmsNormOptions {
             eps: 1e-6,
             threads: Threads::Auto,
         }
-    }
-}
-
-fn check_eps(kernel: &'static str, eps: f32) -> Result<(), Error> {
-    if eps.is_finite() && eps >= 0.0 {
-        Ok(())
-    } else {
-        Err(shape_error(kernel, "a finite, non-negative eps"))
     }
 }
 
@@ -119,11 +108,8 @@ pub fn rmsnorm<T: Dtype, S: StreamHandle>(
     let (r, c, launched) =
         plan_rows::<T>(&FWD, entry, rows, cols, gpu.device().sm_count, opts.threads)?;
     check_eps(launched.kernel, opts.eps)?;
-    let (xb, wb, yb) = (x.arg("x"), w.arg("w"), y.arg("y"));
-    xb.at_least(tensor_bytes::<T>(rows, cols))?;
-    yb.at_least(tensor_bytes::<T>(rows, cols))?;
-    wb.at_least(tensor_bytes::<T>(1, cols))?;
-    check_disjoint(&[yb], &[xb, wb])?;
+    let inputs = [(x.arg("x"), Extent::Rows), (w.arg("w"), Extent::Row)];
+    check_buffers::<T>(rows, cols, &inputs, &[(y.arg("y"), Extent::Rows)])?;
     // SAFETY: the lengths cover rows * cols (x, y) and cols (w) elements, y overlaps
     // neither input; the kernel touches exactly those elements.
     unsafe {
@@ -159,18 +145,8 @@ pub fn rmsnorm_residual<T: Dtype, S: StreamHandle>(
         y.write(stream),
     );
     let (x, w, residual, y) = (held.0.view, held.1.view, held.2.view, held.3.view);
-    let r = residual.ptr;
-    residual_launch(
-        gpu,
-        stream,
-        x,
-        (residual.arg("residual"), r, r),
-        w,
-        y,
-        rows,
-        cols,
-        opts,
-    )
+    let residual = Residual::in_place(&residual);
+    residual_launch(gpu, stream, x, residual, w, y, rows, cols, opts)
 }
 
 /// The fused residual add into a separate buffer: `residual_out = residual_in + x`, then
@@ -204,23 +180,16 @@ pub fn rmsnorm_residual_into<T: Dtype, S: StreamHandle>(
         held.3.view,
         held.4.view,
     );
-    let (rin, rout) = (
-        residual_in.arg("residual_in"),
-        residual_out.arg("residual_out"),
-    );
-    rin.at_least(tensor_bytes::<T>(rows, cols))?;
-    rout.disjoint(&rin)?;
-    let ptrs = (rout, residual_in.ptr, residual_out.ptr);
-    residual_launch(gpu, stream, x, ptrs, w, y, rows, cols, opts)
+    let residual = Residual::into(&residual_in, &residual_out);
+    residual_launch(gpu, stream, x, residual, w, y, rows, cols, opts)
 }
 
-/// `residual`: the written residual buffer and the (in, out) pointers.
 #[allow(clippy::too_many_arguments)]
 fn residual_launch<T: Dtype>(
     gpu: &Gpu,
     stream: &impl StreamHandle,
     x: DeviceView<T>,
-    residual: (crate::runtime::BufferArg, DevicePtr<T>, DevicePtr<T>),
+    residual: Residual<T>,
     w: DeviceView<T>,
     y: DeviceView<T>,
     rows: usize,
@@ -237,13 +206,9 @@ fn residual_launch<T: Dtype>(
         opts.threads,
     )?;
     check_eps(launched.kernel, opts.eps)?;
-    let (rb, rin, rout) = residual;
-    let (xb, wb, yb) = (x.arg("x"), w.arg("w"), y.arg("y"));
-    for b in [&xb, &rb, &yb] {
-        b.at_least(tensor_bytes::<T>(rows, cols))?;
-    }
-    wb.at_least(tensor_bytes::<T>(1, cols))?;
-    check_disjoint(&[yb, rb], &[xb, wb])?;
+    let inputs = [(x.arg("x"), Extent::Rows), (w.arg("w"), Extent::Row)];
+    residual.check(rows, cols, &inputs, y.arg("y"))?;
+    let (rin, rout) = residual.ptrs;
     // SAFETY: lengths cover the shape; y and the written residual overlap no other buffer
     // (residual_in may be residual_out: each element is read, then written, by one thread).
     unsafe {
@@ -330,7 +295,7 @@ pub struct RmsNormBwdPlan {
 impl RmsNormBwdPlan {
     /// Workspace length in f32 elements: one row of round_up(cols, 4) per row range.
     pub fn workspace_len(&self) -> usize {
-        self.blocks as usize * self.cols.div_ceil(4) * 4
+        super::norm::workspace_len(self.blocks, 1, self.cols)
     }
 
     /// The walk of a row whose tensors are 16-byte aligned, in words: `cluster2` for the
@@ -348,27 +313,23 @@ impl RmsNormBwdPlan {
 
     /// The main kernel's launch: `ctas_per_row` CTAs per row range.
     pub fn config(&self) -> LaunchConfig {
-        LaunchConfig {
-            grid: [self.blocks * self.entry.ctas_per_row(), 1, 1],
-            block: [
-                self.geometry.threads_per_row,
-                self.geometry.rows_per_block,
-                1,
-            ],
-            dynamic_smem_bytes: self.smem_bytes,
-            programmatic_dependent: false,
-        }
+        let ctas = self.blocks * self.entry.ctas_per_row();
+        range_config(&self.geometry, ctas, self.smem_bytes)
     }
 
     /// The geometry in words, for the launch record (and so the STAMP line).
     pub fn describe<T>(&self) -> String {
         match self.entry {
-            BwdEntry::WholeRow => format!(
-                "threads_per_row={} rows_per_block={} rows_per_grid_block={} walk={}",
-                self.geometry.threads_per_row,
-                self.geometry.rows_per_block,
+            BwdEntry::WholeRow => whole_row_words::<T>(
+                &self.geometry,
+                &self.kernel,
+                self.cols,
                 self.rows_per_block,
-                self.walk::<T>()
+                if bwd_streams(&self.kernel) {
+                    "streamed"
+                } else {
+                    "elementwise"
+                },
             ),
             BwdEntry::ClusterHalves => format!(
                 "threads_per_cta={} ctas_per_row={} rows_per_cluster={} walk={}",
@@ -384,10 +345,7 @@ impl RmsNormBwdPlan {
 /// The backward kernel with the thread limit of the loaded cubin (`max_threads_per_block`:
 /// 1024 on sm_90, 512 on older arches and the PTX fallback).
 fn bwd_kernel(max_threads_per_block: u32) -> RowKernel {
-    RowKernel {
-        max_threads: BWD.max_threads.min(max_threads_per_block),
-        ..BWD
-    }
+    within_bound(&BWD, max_threads_per_block)
 }
 
 /// Whether the loaded backward kernel streams rows longer than a resident tile. Only the
@@ -397,22 +355,10 @@ fn bwd_streams(kernel: &RowKernel) -> bool {
     kernel.max_threads < BWD.max_threads
 }
 
-/// The dw accumulators of one row group (cuda/rmsnorm.cu `DwAcc::floats`), bytes.
-fn acc_bytes<T>(cols: usize) -> u64 {
-    let vec = chunk_elems::<T>() as u64;
-    ((cols as u64) / vec + 1) * vec * 4
-}
-
 /// Dynamic shared memory the backward kernel takes for `row_groups` rows of `cols` columns
 /// (their dw accumulators), saturating at `u32::MAX`.
 pub fn accumulator_bytes<T>(cols: usize, row_groups: u32) -> u32 {
     u32::try_from(acc_bytes::<T>(cols) * u64::from(row_groups)).unwrap_or(u32::MAX)
-}
-
-/// Dynamic shared memory of `row_groups` accumulators of `cols` columns, within a `u32`.
-fn acc_smem_bytes<T>(kernel: &'static str, cols: usize, row_groups: u32) -> Result<u32, Error> {
-    u32::try_from(acc_bytes::<T>(cols) * u64::from(row_groups))
-        .map_err(|_| shape_error(kernel, "dw accumulators within shared memory"))
 }
 
 /// Whether a route runs the cluster kernel: an sm_90 or sm_90a cubin, the only builds with
@@ -462,15 +408,6 @@ pub fn check_cluster_grid(kernel: &'static str, config: &LaunchConfig) -> Result
     .into())
 }
 
-/// `rows` in consecutive ranges of whole row groups, as few as `ranges` allows (at least
-/// one, at most one per group): (rows per range, ranges).
-fn split_rows(rows: usize, rows_per_group: u32, ranges: usize) -> (u32, u32) {
-    let groups = rows.div_ceil(rows_per_group as usize);
-    let ranges = ranges.min(groups).max(1);
-    let rows_per_range = groups.div_ceil(ranges) * rows_per_group as usize;
-    (rows_per_range as u32, rows.div_ceil(rows_per_range) as u32)
-}
-
 /// Plans a backward launch of `rows x cols` on this GPU (for the workspace size).
 pub fn rmsnorm_backward_plan<T: Dtype>(
     gpu: &Gpu,
@@ -487,7 +424,7 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
     let kernel = bwd_kernel(max_threads);
     let sms = gpu.device().sm_count;
     let whole = RowGeometry::select_for::<T>(&kernel, rows, cols, sms, opts.threads)?;
-    let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block)?;
+    let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block, 1)?;
     // Whether a whole-row block would hold its SM alone is asked of the driver only where
     // the answer matters.
     let cluster_if_alone =
@@ -504,20 +441,14 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
     };
     let (entry, geometry, kernel, smem_bytes) = match cluster {
         Some(g) => {
-            let smem = acc_smem_bytes::<T>(name, half_cols::<T>(cols), g.rows_per_block)?;
+            let smem = acc_smem_bytes::<T>(name, half_cols::<T>(cols), g.rows_per_block, 1)?;
             (BwdEntry::ClusterHalves, g, BWD_CLUSTER, smem)
         }
         None => (BwdEntry::WholeRow, whole, kernel, whole_smem),
     };
-    let ranges = match opts.blocks {
-        Some(0) => return Err(shape_error(name, "at least one block")),
-        Some(b) => b as usize,
-        None => {
-            let per_sm = resident_blocks::<T>(gpu, entry, geometry.threads(), smem_bytes)?;
-            let wave = per_sm as usize * sms.max(1) as usize;
-            wave / entry.ctas_per_row() as usize
-        }
-    };
+    let ranges = ranges(gpu, name, opts.blocks, entry.ctas_per_row(), || {
+        resident_blocks::<T>(gpu, entry, geometry.threads(), smem_bytes)
+    })?;
     let (rows_per_block, blocks) = split_rows(rows, geometry.rows_per_block, ranges);
     Ok(RmsNormBwdPlan {
         entry,
@@ -590,45 +521,21 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
     let (r, c) = check_rows_cols(name, rows, cols)?;
     check_eps(name, opts.eps)?;
     let plan = rmsnorm_backward_plan::<T>(gpu, rows, cols, opts)?;
-    let (xb, wb, dyb, dxb, dwb, ws) = (
-        x.arg("x"),
-        w.arg("w"),
-        dy.arg("dy"),
-        dx.arg("dx"),
-        dw.arg("dw"),
-        workspace.arg("workspace"),
-    );
-    for b in [&xb, &dyb, &dxb] {
-        b.at_least(tensor_bytes::<T>(rows, cols))?;
-    }
-    for b in [&wb, &dwb] {
-        b.at_least(tensor_bytes::<T>(1, cols))?;
-    }
-    ws.at_least(plan.workspace_len() as u64 * 4)?;
-    ws.aligned(16)?;
-    check_disjoint(&[dxb, dwb, ws], &[xb, wb, dyb])?;
+    let inputs = [
+        (x.arg("x"), Extent::Rows),
+        (w.arg("w"), Extent::Row),
+        (dy.arg("dy"), Extent::Rows),
+    ];
+    let outputs = [(dx.arg("dx"), Extent::Rows), (dw.arg("dw"), Extent::Row)];
+    let ws = workspace.arg("workspace");
+    check_bwd_buffers::<T>(rows, cols, &inputs, &outputs, ws, plan.workspace_len())?;
 
     let main = Launched {
         kernel: plan.entry.entry::<T>(),
         config: plan.config(),
         choice: plan.describe::<T>().into(),
     };
-    let reduce = Launched {
-        kernel: dw_name,
-        config: LaunchConfig::linear(
-            cols.div_ceil(DWEIGHT_COLS_PER_BLOCK) as u32,
-            DWEIGHT_THREADS,
-        ),
-        choice: format!("partial_rows={}", plan.blocks).into(),
-    };
-    if reduce.config.grid[0] > i32::MAX as u32 {
-        return Err(LaunchError::Geometry {
-            kernel: dw_name,
-            requirement: "a grid within 2^31 - 1 blocks",
-            config: reduce.config,
-        }
-        .into());
-    }
+    let reduce = colsum_launch(dw_name, cols, plan.blocks, 1)?;
     let partial = workspace.ptr;
     let (x, w, dy, dx) = (x.ptr, w.ptr, dy.ptr, dx.ptr);
     let args = (x, w, dy, dx, partial, r, c, plan.rows_per_block, opts.eps);
@@ -662,7 +569,7 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
 mod tests {
     use super::*;
     use crate::ops::rows::cu_constant;
-    use crate::runtime::{Bf16, F16};
+    use crate::runtime::Bf16;
 
     #[test]
     fn kernel_constants_match_cuda_rmsnorm_cu() {
@@ -676,15 +583,9 @@ mod tests {
         assert_eq!(FWD.max_threads, cu_constant(cu, "kMaxThreads"));
         assert_eq!(FWD_RESIDUAL.max_threads, cu_constant(cu, "kMaxThreads"));
         assert_eq!(BWD.max_threads, cu_constant(cu, "kBwdMaxThreads"));
-        assert_eq!(DWEIGHT_THREADS, 32 * cu_constant(cu, "kDwWarps"));
         assert_eq!(BWD_CLUSTER.resident_chunks, cu_constant(cu, "kBwdChunks"));
         assert_eq!(BWD_CLUSTER.max_threads, cu_constant(cu, "kClusterThreads"));
         assert_eq!(CLUSTER_CTAS, cu_constant(cu, "kClusterCtas"));
-        // The rows the selector spreads take the forward's short walk (weights loaded ahead).
-        assert_eq!(
-            crate::ops::rows::SPREAD_CHUNKS,
-            u64::from(cu_constant(cu, "kShortChunks"))
-        );
     }
 
     fn route(kind: ArtifactKind, arch: &'static str, code_cc: u32) -> Route {
@@ -789,20 +690,6 @@ mod tests {
     }
 
     #[test]
-    fn rows_split_into_ranges_of_whole_groups() {
-        // 4096 rows over one wave of 132 clusters: 32 rows each, 128 clusters.
-        assert_eq!(split_rows(4096, 1, 132), (32, 128));
-        // Fewer rows than ranges: one row each.
-        assert_eq!(split_rows(5, 1, 132), (1, 5));
-        assert_eq!(split_rows(131, 1, 132), (1, 131));
-        // Row groups of 8 stay whole.
-        assert_eq!(split_rows(1000, 8, 16), (64, 16));
-        assert_eq!(split_rows(3, 8, 16), (8, 1));
-        // At least one range.
-        assert_eq!(split_rows(7, 1, 0), (7, 1));
-    }
-
-    #[test]
     fn a_cluster_plan_launches_two_ctas_per_row_range_and_says_so() {
         let plan = RmsNormBwdPlan {
             entry: BwdEntry::ClusterHalves,
@@ -855,13 +742,5 @@ mod tests {
         let mid = RowGeometry::select::<Bf16>(&sm90, 14336, Threads::Auto).unwrap();
         assert_eq!(mid.threads_per_row, 448);
         assert!(RowGeometry::select::<Bf16>(&older, 32, Threads::PerRow(1024)).is_err());
-    }
-
-    #[test]
-    fn dw_accumulators_match_the_kernel_layout() {
-        // DwAcc::floats(cols) = (cols / kVec + 1) * kVec floats per row group.
-        assert_eq!(acc_bytes::<Bf16>(4096), (512 + 1) * 8 * 4);
-        assert_eq!(acc_bytes::<f32>(7), (1 + 1) * 4 * 4);
-        assert_eq!(acc_bytes::<F16>(1), 8 * 4);
     }
 }

@@ -70,6 +70,76 @@ pub fn rmsnorm_backward(x: &[f64], w: &[f64], dy: &[f64], cols: usize, eps: f64)
     }
 }
 
+/// LayerNorm of each row: y = (x - mean) / sqrt(var + eps) * w + b, var the biased variance.
+pub fn layernorm(x: &[f64], w: &[f64], b: &[f64], cols: usize, eps: f64) -> Vec<f64> {
+    assert_eq!(w.len(), cols);
+    assert_eq!(b.len(), cols);
+    x.chunks(cols)
+        .flat_map(|row| {
+            let (mean, rstd) = mean_rstd(row, eps);
+            row.iter()
+                .zip(w.iter().zip(b))
+                .map(move |(v, (wv, bv))| (v - mean) * rstd * wv + bv)
+        })
+        .collect()
+}
+
+/// A row's mean and 1 / sqrt(var + eps), var = mean((x - mean)^2): two passes, as the
+/// kernels do (E[x^2] - mean^2 loses the variance of rows far from zero).
+pub fn mean_rstd(row: &[f64], eps: f64) -> (f64, f64) {
+    let n = row.len() as f64;
+    let mean = row.iter().sum::<f64>() / n;
+    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    (mean, 1.0 / (var + eps).sqrt())
+}
+
+/// Gradients of [`layernorm`] given dy: dx per row, dw and db summed over rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerNormGrads {
+    pub dx: Vec<f64>,
+    /// Per row, the magnitude of dx's terms (rstd * max |dy * w|): dx is their difference,
+    /// so its rounding error scales with them, not with |dx| (0 for a row of one element).
+    pub dx_term_scale: Vec<f64>,
+    pub dw: Vec<f64>,
+    pub db: Vec<f64>,
+}
+
+/// With xhat = (x - mean) * rstd and g = dy * w:
+/// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)); dw = sum over rows of dy * xhat;
+/// db = sum over rows of dy.
+pub fn layernorm_backward(
+    x: &[f64],
+    w: &[f64],
+    dy: &[f64],
+    cols: usize,
+    eps: f64,
+) -> LayerNormGrads {
+    assert_eq!(w.len(), cols);
+    assert_eq!(x.len(), dy.len());
+    let mut grads = LayerNormGrads {
+        dx: Vec::with_capacity(x.len()),
+        dx_term_scale: Vec::with_capacity(x.len() / cols),
+        dw: vec![0.0; cols],
+        db: vec![0.0; cols],
+    };
+    for (xr, dyr) in x.chunks(cols).zip(dy.chunks(cols)) {
+        let (mean, rstd) = mean_rstd(xr, eps);
+        let xhat: Vec<f64> = xr.iter().map(|v| (v - mean) * rstd).collect();
+        let g: Vec<f64> = dyr.iter().zip(w).map(|(d, wv)| d * wv).collect();
+        let mean_g = g.iter().sum::<f64>() / cols as f64;
+        let mean_gx = g.iter().zip(&xhat).map(|(a, b)| a * b).sum::<f64>() / cols as f64;
+        grads
+            .dx_term_scale
+            .push(rstd * g.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+        for c in 0..cols {
+            grads.dx.push(rstd * (g[c] - mean_g - xhat[c] * mean_gx));
+            grads.dw[c] += dyr[c] * xhat[c];
+            grads.db[c] += dyr[c];
+        }
+    }
+    grads
+}
+
 /// Softmax of each row, with the max subtracted first.
 pub fn softmax(x: &[f64], cols: usize) -> Vec<f64> {
     x.chunks(cols)

@@ -11,6 +11,9 @@ namespace cubins {
 struct Sum {
   __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
   __device__ __forceinline__ float2 operator()(float2 a, float2 b) const { return make_float2(a.x + b.x, a.y + b.y); }
+  __device__ __forceinline__ float3 operator()(float3 a, float3 b) const {
+    return make_float3(a.x + b.x, a.y + b.y, a.z + b.z);
+  }
 };
 
 __device__ __forceinline__ float shfl_xor(unsigned mask, float v, int offset) {
@@ -18,6 +21,10 @@ __device__ __forceinline__ float shfl_xor(unsigned mask, float v, int offset) {
 }
 __device__ __forceinline__ float2 shfl_xor(unsigned mask, float2 v, int offset) {
   return make_float2(__shfl_xor_sync(mask, v.x, offset), __shfl_xor_sync(mask, v.y, offset));
+}
+__device__ __forceinline__ float3 shfl_xor(unsigned mask, float3 v, int offset) {
+  return make_float3(__shfl_xor_sync(mask, v.x, offset), __shfl_xor_sync(mask, v.y, offset),
+                     __shfl_xor_sync(mask, v.z, offset));
 }
 
 // The lanes of this thread's group of `width` consecutive lanes (a power of two <= 32).

@@ -1,0 +1,159 @@
+// Column sums over rows in a fixed order (the weight gradients of the normalizations'
+// backward passes): each row group adds its rows' terms into fp32 accumulators in shared
+// memory, a block writes the sum of its row groups to its rows of an fp32 workspace, and a
+// second kernel sums the workspace's partial rows in a fixed order. No atomics: the same
+// launch geometry gives the same bits.
+//
+// Workspace layout: [groups][kAccs][round_up(cols, 4)] fp32, 16-byte aligned: one partial
+// row per row range (a block, or a cluster) and accumulated quantity (dw; dw and db).
+#pragma once
+
+#include <cstdint>
+
+#include "cubins/dtype.cuh"
+
+namespace cubins {
+
+// The accumulator of one quantity for one row group: column c = 4 * (planes * m + q) + e
+// of body chunk m lives in plane q (kVec / 4 planes of float4, so a warp's 16-byte
+// accesses to one plane are lane-consecutive: no bank conflicts), the tail after them.
+// Body chunks start at column 0 in every row, so each slot has one owner thread.
+template <class T>
+struct DwAcc {
+  static constexpr int kVec = Storage<T>::kVec;
+  static constexpr int kPlanes = kVec / 4;
+  float4* body;  // [kPlanes][chunks]
+  float* tail;   // [kVec]
+  int chunks;
+
+  __host__ __device__ static constexpr int floats(int cols) { return (cols / kVec + 1) * kVec; }
+  __device__ __forceinline__ static DwAcc at(float* base, int cols) {
+    DwAcc a;
+    a.chunks = cols / kVec;
+    a.body = reinterpret_cast<float4*>(base);
+    a.tail = base + a.chunks * kVec;
+    return a;
+  }
+  __device__ __forceinline__ float4& plane(int q, int m) const { return body[q * chunks + m]; }
+  __device__ __forceinline__ float& at_col(int c) const {
+    if (c >= chunks * kVec) return tail[c - chunks * kVec];
+    return reinterpret_cast<float*>(&plane((c % kVec) / 4, c / kVec))[c % 4];
+  }
+};
+
+// A row group's kAccs accumulators, side by side in shared memory.
+template <class T, int kAccs>
+struct ColSums {
+  DwAcc<T> acc[kAccs];
+
+  __device__ __forceinline__ static ColSums at(float* base, int cols) {
+    ColSums s;
+#pragma unroll
+    for (int j = 0; j < kAccs; ++j) s.acc[j] = DwAcc<T>::at(base + j * DwAcc<T>::floats(cols), cols);
+    return s;
+  }
+  // Adds term v[j][e] of each accumulator j to plane q of body chunk m (16 bytes each).
+  __device__ __forceinline__ void add(int q, int m, const float (&v)[kAccs][4]) const {
+#pragma unroll
+    for (int j = 0; j < kAccs; ++j) {
+      float4& slot = acc[j].plane(q, m);
+      slot = make_float4(slot.x + v[j][0], slot.y + v[j][1], slot.z + v[j][2], slot.w + v[j][3]);
+    }
+  }
+  // Adds term v[j] of each accumulator j to column c.
+  __device__ __forceinline__ void add_col(int c, const float (&v)[kAccs]) const {
+#pragma unroll
+    for (int j = 0; j < kAccs; ++j) acc[j].at_col(c) += v[j];
+  }
+};
+
+// The block's share of its partial rows `group * kAccs + j`: columns [first_col,
+// first_col + span_cols) (first_col a multiple of 4), each the sum of the block's row groups'
+// accumulators in row-group order. A row group's accumulators lie at acc_all + y * kAccs *
+// acc_floats, quantity j at + j * acc_floats.
+template <class T, int kAccs>
+__device__ __forceinline__ void write_partial_rows(float* __restrict__ partial, int64_t group, int n, int first_col,
+                                                   int span_cols, float* acc_all, int acc_floats) {
+  const int block_threads = blockDim.x * blockDim.y;
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  const int quads = (span_cols + 3) / 4;
+#pragma unroll
+  for (int j = 0; j < kAccs; ++j) {
+    float4* out = reinterpret_cast<float4*>(partial) + (group * kAccs + j) * ((n + 3) / 4) + first_col / 4;
+    for (int u = tid; u < quads; u += block_threads) {
+      float v[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int c = 4 * u + e;
+        v[e] = 0.0f;
+        if (c < span_cols) {
+          for (int yy = 0; yy < static_cast<int>(blockDim.y); ++yy) {
+            v[e] += DwAcc<T>::at(acc_all + (yy * kAccs + j) * acc_floats, span_cols).at_col(c);
+          }
+        }
+      }
+      out[u] = make_float4(v[0], v[1], v[2], v[3]);
+    }
+  }
+}
+
+// out_j[c] = sum over b of partial row (b * kAccs + j)[c], j = blockIdx.y (out_0: out, out_1:
+// out_second, kAccs <= 2): warp w adds groups
+// w, w + kDwWarps, ... in ascending order, then warp 0 adds the warps' sums in warp order.
+// Each lane owns 4 consecutive columns; 128 columns per block, kDwWarps * 32 threads.
+constexpr int kDwWarps = 16;
+
+template <class T, int kAccs>
+__device__ __forceinline__ void sum_partial_rows(const float* __restrict__ partial, T* __restrict__ out,
+                                                 T* __restrict__ out_second, uint32_t blocks, uint32_t cols) {
+  static_assert(kAccs == 1 || kAccs == 2, "one or two quantities");
+  __shared__ float4 sums[kDwWarps][32];
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int n = static_cast<int>(cols);
+  const int quads = (n + 3) / 4;
+  const int u = blockIdx.x * 32 + lane;
+  const int stride = kAccs * quads;  // floats4 from one group's row to the next
+  const float4* column = reinterpret_cast<const float4*>(partial) + u;
+  if constexpr (kAccs > 1) column += static_cast<int64_t>(blockIdx.y) * quads;
+  auto add = [](float4& s, const float4& v) {
+    s.x += v.x;
+    s.y += v.y;
+    s.z += v.z;
+    s.w += v.w;
+  };
+  float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (u < quads) {
+    int b = warp;
+    for (; b + 3 * kDwWarps < static_cast<int>(blocks); b += 4 * kDwWarps) {
+      float4 v[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) v[r] = column[static_cast<int64_t>(b + r * kDwWarps) * stride];  // in flight together
+#pragma unroll
+      for (int r = 0; r < 4; ++r) add(s, v[r]);
+    }
+    for (; b < static_cast<int>(blocks); b += kDwWarps) add(s, column[static_cast<int64_t>(b) * stride]);
+  }
+  sums[warp][lane] = s;
+  __syncthreads();
+  if (warp == 0 && u < quads) {
+    float4 t = sums[0][lane];
+#pragma unroll
+    for (int r = 1; r < kDwWarps; ++r) add(t, sums[r][lane]);
+    const float v[4] = {t.x, t.y, t.z, t.w};
+    // The output named by a branch: a pointer chosen by a select is held through the loop.
+    auto write = [&](T* __restrict__ to) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        if (4 * u + e < n) to[4 * u + e] = from_float<T>(v[e]);
+      }
+    };
+    if (kAccs == 1 || blockIdx.y == 0) {
+      write(out);
+    } else {
+      write(out_second);
+    }
+  }
+}
+
+}  // namespace cubins

@@ -1,0 +1,447 @@
+// What the normalizations over rows (rmsnorm.cu, layernorm.cu) share: the forward's walks,
+// generic over how a row is normalized, and the backward's walk over a block's range of
+// rows with its column-sum accumulators. Row geometry and walks: rows.cuh.
+//
+// Forward, per row (the walk chosen per row, uniform over its threads):
+//   resident: the body is one tile; it stays in registers from the first reduction to the
+//     write (a centered norm's second reduction reads the registers again);
+//   streamed: the body is longer than a tile; every later pass reads it again (from L2);
+//   elementwise: some tensor is not 16-byte aligned with the anchor; every column is read
+//     element by element (correct for any alignment and length, slower).
+// The residual add (kResidual) writes h = round(x + residual) as the updated residual in
+// the first pass, and every later pass reads that stored h (this thread's own writes).
+#pragma once
+
+#include <cstdint>
+
+#include "cubins/arch.cuh"
+#include "cubins/colsum.cuh"
+#include "cubins/common.cuh"
+#include "cubins/dtype.cuh"
+#include "cubins/reduce.cuh"
+#include "cubins/rows.cuh"
+
+namespace cubins {
+
+// Chunks per thread per tile on the streamed walk (fewer loads in flight, no residency).
+constexpr int kStreamChunks = 2;
+// Body chunks per thread of a short row: at most this many, the forward loads the weight
+// chunks with the row's, before the reductions (the host spreads rows this thin when they
+// are few: SPREAD_CHUNKS in src/ops/rows.rs). Not the residual forwards on sm_100 and
+// sm_120, whose ptxas is at its 64 registers there already (LayerNorm's f32 spills 4 bytes
+// with the short walk).
+constexpr int kShortChunks = 2;
+template <bool kResidual>
+constexpr bool kShortWalk = !(kBlackwell && kResidual);
+// Columns per thread per step on the elementwise walk.
+constexpr int kElementUnroll = 4;
+// The residual add has two loads per chunk: its chunks go in groups of kResidualGroup, so the
+// group in flight and the resident chunks before it fit the registers together (1 on sm_100
+// and sm_120, whose CUDA 13.0 ptxas spills 8-16 bytes at 2 and 64 registers).
+constexpr int kResidualGroup = kBlackwell ? 1 : 2;
+
+// 1 / cols by the hardware reciprocal (within 1 ulp): an IEEE division is a called
+// subroutine, and the call would spill the registers that hold the resident row.
+__device__ __forceinline__ float inv_cols(int n) { return __fdividef(1.0f, static_cast<float>(n)); }
+
+// ---------------------------------------------------------------- forward
+//
+// A Norm says how a row is normalized: `first(v)`, the term its first reduction sums over
+// the row's values; kCentered, whether a second reduction sums (v - mean)^2 with mean =
+// that sum / cols (else the first sum / cols is the mean square); kBias, whether y has a
+// bias; and, built from the row's NormStats as Norm{mean, rstd}, `norm(v, w, b)`, the
+// output of value v with weight w and bias b.
+struct NormStats {
+  float mean;  // 0 where the norm is not centered
+  float rstd;
+};
+
+template <class T, bool kResidual>
+struct FwdRow {
+  const T* __restrict__ x;
+  const T* rin;  // may alias rout (in-place residual): each column is read, then written, by one thread
+  T* rout;
+  const T* __restrict__ w;
+  const T* __restrict__ b;  // the bias (kBias)
+  T* __restrict__ y;
+  float eps;
+  float* scratch;
+};
+
+// The stored value of column c (h = the written residual, or x) read again.
+template <class T, bool kResidual>
+__device__ __forceinline__ float fwd_value(const FwdRow<T, kResidual>& a, int c) {
+  return to_float(kResidual ? a.rout[c] : a.x[c]);
+}
+
+// Pass 1 over body chunks of tiles of kChunks: load (add and store the residual), sum of
+// Norm::first. kKeep: one tile, whose chunks stay in h for the later passes.
+template <class T, class Norm, bool kResidual, int kChunks, bool kKeep>
+__device__ __forceinline__ float fwd_pass1(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, Chunk (&h)[kChunks]) {
+  constexpr int kVec = Storage<T>::kVec;
+  constexpr int kGroup = kResidual ? kResidualGroup : kChunks;
+  float ss = 0.0f;
+  for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
+    Chunk xc[kChunks];
+    Chunk rc[kResidual ? kChunks : 1];
+    auto group = [&](auto from) {
+      constexpr int kFrom = decltype(from)::value;
+      for_each_chunk<kChunks, kFrom, kGroup>(p, t, [&](int k, int m) {
+        xc[k] = load_chunk(a.x + p.col(m));
+        if constexpr (kResidual) rc[k] = load_chunk(a.rin + p.col(m));
+      });
+      for_each_chunk<kChunks, kFrom, kGroup>(p, t, [&](int k, int m) {
+        if constexpr (kResidual) {
+          float f[kVec];
+#pragma unroll
+          for (int i = 0; i < kVec; ++i) f[i] = element<T>(xc[k], i) + element<T>(rc[k], i);
+          xc[k] = pack<T>(f);
+          store_chunk(a.rout + p.col(m), xc[k]);
+        }
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) ss += Norm::first(element<T>(xc[k], i));  // the stored (rounded) residual
+        if constexpr (kKeep) h[k] = xc[k];
+      });
+    };
+    static_for<0, kChunks, kGroup>(group);
+  }
+  return ss;
+}
+
+// This thread's chunks of tile t: the kept ones, or read again (the residual from this
+// thread's own writes, through coherent loads).
+template <class T, bool kResidual, int kChunks, bool kKeep>
+__device__ __forceinline__ void fwd_tile(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, int t,
+                                         const Chunk (&h)[kChunks], Chunk (&hc)[kChunks]) {
+  for_each_chunk<kChunks>(p, t, [&](int k, int m) {
+    hc[k] = kKeep ? h[k] : kResidual ? load_chunk<T>(a.rout + p.col(m)) : load_chunk(a.x + p.col(m));
+  });
+}
+
+// A centered norm's second sum over the body: (v - mean)^2.
+template <class T, bool kResidual, int kChunks, bool kKeep>
+__device__ __forceinline__ float fwd_centered(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, float mean,
+                                              const Chunk (&h)[kChunks]) {
+  constexpr int kVec = Storage<T>::kVec;
+  float ss = 0.0f;
+  for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
+    Chunk hc[kChunks];
+    fwd_tile<T, kResidual, kChunks, kKeep>(p, a, t, h, hc);
+    for_each_chunk<kChunks>(p, t, [&](int k, int) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        const float d = element<T>(hc[k], i) - mean;
+        ss += d * d;
+      }
+    });
+  }
+  return ss;
+}
+
+// The weight chunks of a short row, loaded ahead (kAhead) of its passes. (Its bias chunks
+// too would cost LayerNorm's forward 4 bytes of spill on sm_100 and sm_120.)
+template <int kChunks, bool kAhead>
+struct FwdAhead {
+  Chunk w[kAhead ? kChunks : 1];
+
+  template <class T, bool kResidual>
+  __device__ __forceinline__ void load(const RowPlan<T>& p, const FwdRow<T, kResidual>& a) {
+    if constexpr (kAhead) for_each_chunk<kChunks>(p, 0, [&](int k, int m) { w[k] = load_chunk(a.w + p.col(m)); });
+  }
+};
+
+// Pass 2: y = norm(h, w, b).
+template <class T, class Norm, bool kResidual, int kChunks, bool kKeep, bool kAhead>
+__device__ __forceinline__ void fwd_pass2(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, const Norm& norm,
+                                          const Chunk (&h)[kChunks],
+                                          const FwdAhead<kChunks, kAhead>& ahead) {
+  constexpr int kVec = Storage<T>::kVec;
+  for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
+    Chunk hc[kChunks];
+    fwd_tile<T, kResidual, kChunks, kKeep>(p, a, t, h, hc);
+    // The weight and bias rows are shared by every row (cache-resident); loaded chunk by
+    // chunk so they do not double the registers the resident row holds. Each of those loads
+    // waits behind the previous chunk's store, a serial chain that many rows in flight hide
+    // and a few rows do not: short rows have the weights loaded ahead (kAhead).
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
+      const Chunk wc = kAhead ? ahead.w[kAhead ? k : 0] : load_chunk(a.w + p.col(m));
+      Chunk bc;
+      if constexpr (Norm::kBias) bc = load_chunk(a.b + p.col(m));
+      float f[kVec];
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        f[i] = norm(element<T>(hc[k], i), element<T>(wc, i), Norm::kBias ? element<T>(bc, i) : 0.0f);
+      }
+      store_chunk(a.y + p.col(m), pack<T>(f));
+    });
+  }
+}
+
+// The row's Norm from the reduced first sum; `centered(mean)` gives this thread's share of
+// the second sum where the norm is centered.
+template <class Norm, class Centered>
+__device__ __forceinline__ Norm fwd_norm(float first, float inv_n, float eps, float* scratch, Centered&& centered) {
+  if constexpr (Norm::kCentered) {
+    const float mean = first * inv_n;
+    const float ss = row_reduce(centered(mean), Sum{}, 0.0f, scratch);
+    return Norm{mean, rsqrtf(ss * inv_n + eps)};
+  } else {
+    return Norm{0.0f, rsqrtf(first * inv_n + eps)};
+  }
+}
+
+// Resident (kKeep) or streamed walk: body chunks plus this thread's head or tail column.
+// kAhead (resident rows of at most kShortChunks a thread): the weight chunks are loaded
+// before the row's, so they are in flight with it.
+template <class T, class Norm, bool kResidual, int kChunks, bool kKeep, bool kAhead = false>
+__device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow<T, kResidual>& a) {
+  static_assert(kKeep || !kAhead, "weights ahead only for a resident row");
+  Chunk h[kChunks];
+  FwdAhead<kChunks, kAhead> ahead;
+  ahead.load(p, a);
+  float ss = fwd_pass1<T, Norm, kResidual, kChunks, kKeep>(p, a, h);
+  if (p.has_edge()) {
+    float he = to_float(a.x[p.edge_col]);
+    if constexpr (kResidual) {
+      he = round_to<T>(he + to_float(a.rin[p.edge_col]));
+      a.rout[p.edge_col] = from_float<T>(he);
+    }
+    ss += Norm::first(he);
+  }
+  ss = row_reduce(ss, Sum{}, 0.0f, a.scratch);
+  // The edge is read again (the residual: this thread's own write), not held across the
+  // reductions.
+  const Norm norm = fwd_norm<Norm>(ss, inv_cols(max(p.cols, 1)), a.eps, a.scratch, [&](float mean) {
+    float cs = fwd_centered<T, kResidual, kChunks, kKeep>(p, a, mean, h);
+    if (p.has_edge()) {
+      const float d = fwd_value(a, p.edge_col) - mean;
+      cs += d * d;
+    }
+    return cs;
+  });
+  fwd_pass2<T, Norm, kResidual, kChunks, kKeep, kAhead>(p, a, norm, h, ahead);
+  if (p.has_edge()) {
+    const int c = p.edge_col;
+    const float v = fwd_value(a, c);
+    a.y[c] = from_float<T>(norm(v, to_float(a.w[c]), Norm::kBias ? to_float(a.b[c]) : 0.0f));
+  }
+}
+
+template <class T, class Norm, bool kResidual>
+__device__ __forceinline__ void fwd_row_elementwise(const RowPlan<T>& p, const FwdRow<T, kResidual>& a) {
+  float ss = 0.0f;
+#pragma unroll kElementUnroll
+  for (int c = p.lane; c < p.cols; c += p.threads) {
+    float v = to_float(a.x[c]);
+    if constexpr (kResidual) {
+      v = round_to<T>(v + to_float(a.rin[c]));
+      a.rout[c] = from_float<T>(v);
+    }
+    ss += Norm::first(v);
+  }
+  ss = row_reduce(ss, Sum{}, 0.0f, a.scratch);
+  const Norm norm = fwd_norm<Norm>(ss, inv_cols(max(p.cols, 1)), a.eps, a.scratch, [&](float mean) {
+    float cs = 0.0f;
+#pragma unroll kElementUnroll
+    for (int c = p.lane; c < p.cols; c += p.threads) {
+      const float d = fwd_value(a, c) - mean;
+      cs += d * d;
+    }
+    return cs;
+  });
+#pragma unroll kElementUnroll
+  for (int c = p.lane; c < p.cols; c += p.threads) {
+    const float v = fwd_value(a, c);
+    a.y[c] = from_float<T>(norm(v, to_float(a.w[c]), Norm::kBias ? to_float(a.b[c]) : 0.0f));
+  }
+}
+
+// One row per row group: rows of `cols`, a resident tile of kChunks chunks per thread.
+// residual_in / residual_out only with kResidual, b only with Norm::kBias.
+template <class T, class Norm, bool kResidual, int kChunks>
+__device__ __forceinline__ void norm_fwd(const T* __restrict__ x, const T* residual_in, T* residual_out,
+                                         const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
+                                         uint32_t rows, uint32_t cols, float eps) {
+  __shared__ float scratch[32];
+  const RowGroup g = RowGroup::current();
+  const bool live = g.row < rows;
+  const int64_t offset = (live ? g.row : 0) * static_cast<int64_t>(cols);
+  FwdRow<T, kResidual> a{x + offset, nullptr, nullptr, w, b, y + offset, eps, scratch};
+  if constexpr (kResidual) {
+    a.rin = residual_in + offset;
+    a.rout = residual_out + offset;
+  }
+  const auto p = RowPlan<T>::anchored(a.x, static_cast<int>(cols), live, g);
+  // Uniform over the row's threads (a row spanning warps is the whole block).
+  const bool vec = p.vector_ok(a.w) && p.vector_ok(a.y) && (!kResidual || (p.vector_ok(a.rin) && p.vector_ok(a.rout))) &&
+                   (!Norm::kBias || p.vector_ok(a.b));
+  if (!vec) {
+    fwd_row_elementwise<T, Norm, kResidual>(p, a);
+  } else if (kShortWalk<kResidual> && p.tiles(kShortChunks) <= 1) {
+    fwd_row_vector<T, Norm, kResidual, kShortChunks, true, true>(p, a);
+  } else if (p.tiles(kChunks) <= 1) {
+    fwd_row_vector<T, Norm, kResidual, kChunks, true>(p, a);
+  } else {
+    fwd_row_vector<T, Norm, kResidual, kStreamChunks, false>(p, a);
+  }
+}
+
+// ---------------------------------------------------------------- backward
+
+// A backward's row: its tensors (at the row's first span column), its kAccs column-sum
+// accumulators, what its scale needs, and whether to prefetch the next row.
+template <class T, int kAccs, class Scratch>
+struct BwdRowOf {
+  const T* __restrict__ x;
+  const T* __restrict__ w;
+  const T* __restrict__ dy;
+  T* __restrict__ dx;
+  ColSums<T, kAccs> acc;
+  float eps;
+  float inv_n;  // 1 / the whole row's columns (a row may be split over CTAs)
+  Scratch* scratch;
+  bool prefetch_next;  // the block holds its SM alone and the row group has a next row
+};
+
+// Loads of x, dy and w name the read-only (non-coherent) path: the prefetch's asm takes
+// addresses in x and dy, after which the compiler no longer infers it.
+template <class T>
+__device__ __forceinline__ Chunk load_ro_chunk(const T* p) {
+  return __ldg(reinterpret_cast<const Chunk*>(p));
+}
+template <class T>
+__device__ __forceinline__ float load_ro(const T* p) {
+  return to_float(__ldg(p));
+}
+
+// x and dy of this thread's head or tail column (0 where it has none): held across the
+// reductions as two registers, not an address.
+struct BwdEdge {
+  float x;
+  float dy;
+  template <class T, class Row>
+  __device__ __forceinline__ static BwdEdge load(const RowPlan<T>& p, const Row& a) {
+    BwdEdge e{0.0f, 0.0f};
+    if (p.has_edge()) {
+      e.x = load_ro(a.x + p.edge_col);
+      e.dy = load_ro(a.dy + p.edge_col);
+    }
+    return e;
+  }
+};
+
+// Calls f(x chunk, dy chunk, w chunk, m) for each of this thread's body chunks m, tile by
+// tile: x and dy kept in registers (kKeep: one tile), or read again.
+template <class T, int kChunks, bool kKeep, class Row, class F>
+__device__ __forceinline__ void bwd_each_chunk(const RowPlan<T>& p, const Row& a, const Chunk (&xk)[kChunks],
+                                               const Chunk (&dyk)[kChunks], F&& f) {
+  for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
+    Chunk xc[kChunks], dyc[kChunks];
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) {
+      xc[k] = kKeep ? xk[k] : load_ro_chunk(a.x + p.col(m));
+      dyc[k] = kKeep ? dyk[k] : load_ro_chunk(a.dy + p.col(m));
+    });
+    for_each_chunk<kChunks>(p, t, [&](int k, int m) { f(xc[k], dyc[k], load_ro_chunk(a.w + p.col(m)), m); });
+  }
+}
+
+// Pass 2's body chunk m: out[i] = f(i, terms) for each element i, where f sets terms[j] to
+// the element's term of column sum j; the terms go into the accumulators a plane (4
+// columns) at a time, so few are live at once; then dx's chunk is stored.
+template <class T, int kAccs, class Scratch, class F>
+__device__ __forceinline__ void bwd_store_chunk(const RowPlan<T>& p, const BwdRowOf<T, kAccs, Scratch>& a, int m,
+                                                F&& f) {
+  constexpr int kVec = Storage<T>::kVec;
+  float out[kVec];
+#pragma unroll
+  for (int q = 0; q < DwAcc<T>::kPlanes; ++q) {
+    float terms[kAccs][4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      float t[kAccs];
+      out[4 * q + e] = f(4 * q + e, t);
+#pragma unroll
+      for (int j = 0; j < kAccs; ++j) terms[j][e] = t[j];
+    }
+    a.acc.add(q, m, terms);
+  }
+  store_chunk(a.dx + p.col(m), pack<T>(out));
+}
+
+// x and dy of the row group's next row into L2 (one request per 128-byte line), in flight
+// while this row is reduced and written; only where a.prefetch_next (the block holds its SM
+// alone and the row group has a next row).
+template <class T, int kTileChunks, class Row>
+__device__ __forceinline__ void bwd_prefetch_next(const RowPlan<T>& p, const Row& a) {
+  if (!a.prefetch_next) return;
+  const int64_t next = static_cast<int64_t>(blockDim.y) * p.cols;
+  p.template prefetch_row_l2<kTileChunks>(a.x + next);
+  p.template prefetch_row_l2<kTileChunks>(a.dy + next);
+}
+
+// How a block covers its rows. WholeRows: every column of its row groups (any arch).
+// kStreams: the build streams rows past a resident tile; kPrefetch: its blocks may hold an
+// SM alone, and prefetch their next row.
+template <bool kStreamsRows, bool kPrefetchRows>
+struct WholeRows {
+  static constexpr bool kStreams = kStreamsRows;
+  static constexpr bool kPrefetch = kPrefetchRows;
+
+  __device__ __forceinline__ static WholeRows current() { return {}; }
+  // The block's range of rows, and its workspace row.
+  __device__ __forceinline__ int64_t group() const { return blockIdx.x; }
+  __device__ __forceinline__ int first_col(int) const { return 0; }
+  __device__ __forceinline__ int cols(int n) const { return n; }
+  __device__ __forceinline__ void start() const { __syncthreads(); }
+  __device__ __forceinline__ void finish() const {}
+  // As row step s sees it (a cluster span's exchange slot).
+  __device__ __forceinline__ WholeRows step(int) const { return *this; }
+  // The row's sums from the block's.
+  template <class V>
+  __device__ __forceinline__ V combine(V sums) const {
+    return sums;
+  }
+};
+
+// A backward's block: rows [span.group() * rows_per_block, ...) in steps of blockDim.y,
+// over the span's columns of each row, accumulating kAccs column sums per row group in
+// dynamic shared memory (blockDim.y * kAccs * DwAcc::floats(span columns) fp32), then its
+// partial rows of the workspace (colsum.cuh). For each row step:
+//   row(plan, offset of the row's first span column, the row group's accumulators,
+//       the span as the step sees it, whether the row group has a next row)
+// with the body starting at the span's column 0 (each accumulator slot has one owner).
+template <class T, int kAccs, class Span, class Row>
+__device__ __forceinline__ void bwd_rows(const Span& span, float* __restrict__ partial, uint32_t rows, uint32_t cols,
+                                         uint32_t rows_per_block, Row&& row) {
+  extern __shared__ float4 acc_smem[];
+  const int n = static_cast<int>(cols);
+  const int first_col = span.first_col(n);
+  const int span_cols = span.cols(n);
+  const int acc_floats = DwAcc<T>::floats(span_cols);
+  float* acc_all = reinterpret_cast<float*>(acc_smem);
+  const int block_threads = blockDim.x * blockDim.y;
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  for (int i = tid; i < kAccs * acc_floats * static_cast<int>(blockDim.y); i += block_threads) acc_all[i] = 0.0f;
+  span.start();
+
+  const int64_t first = span.group() * rows_per_block;
+  const int64_t end = min(first + rows_per_block, static_cast<int64_t>(rows));
+  const int steps = (rows_per_block + blockDim.y - 1) / blockDim.y;  // uniform over the block
+  for (int s = 0; s < steps; ++s) {
+    RowGroup g = RowGroup::current();
+    g.row = first + static_cast<int64_t>(s) * blockDim.y + threadIdx.y;
+    const bool live = g.row < end;
+    const int64_t offset = (live ? g.row : 0) * static_cast<int64_t>(cols) + first_col;
+    const auto p = RowPlan<T>::with_head(0, span_cols, live, g);
+    row(p, offset, acc_all + threadIdx.y * kAccs * acc_floats, span.step(s), g.row + blockDim.y < end);
+    // Order this row's accumulator updates before the next row's (a row spanning warps
+    // is ordered by its reduction's barriers; one within a warp needs the warp sync).
+    if (blockDim.x <= 32) __syncwarp(group_mask(blockDim.x));
+  }
+
+  __syncthreads();
+  write_partial_rows<T, kAccs>(partial, span.group(), n, first_col, span_cols, acc_all, acc_floats);
+  span.finish();
+}
+
+}  // namespace cubins

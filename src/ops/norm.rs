@@ -1,0 +1,337 @@
+//! What the normalizations (`rmsnorm`, `layernorm`) share on the host: the eps and buffer
+//! checks, and the backward's row ranges, column-sum accumulators, workspace and the
+//! launch of the fixed-order sum of its partial rows (`cuda/include/cubins/colsum.cuh`).
+
+use super::rows::{
+    check_disjoint, chunk_elems, shape_error, tensor_bytes, RowGeometry, RowKernel, Walk,
+};
+use super::Launched;
+use crate::runtime::{BufferArg, DevicePtr, DeviceView, Error, Gpu, LaunchConfig, LaunchError};
+
+/// The partial-row sum kernel (`sum_partial_rows`): 512 threads, 128 columns per block.
+pub(crate) const DWEIGHT_THREADS: u32 = 512;
+const DWEIGHT_COLS_PER_BLOCK: usize = 128;
+
+pub(crate) fn check_eps(kernel: &'static str, eps: f32) -> Result<(), Error> {
+    if eps.is_finite() && eps >= 0.0 {
+        Ok(())
+    } else {
+        Err(shape_error(kernel, "a finite, non-negative eps"))
+    }
+}
+
+/// How much of a buffer a normalization touches: every row, or one row's worth (a weight).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Extent {
+    Rows,
+    Row,
+}
+
+/// Lengths of the inputs, then of the outputs, against `rows x cols`, then each output
+/// against every other buffer (the kernels declare them `__restrict__`).
+pub(crate) fn check_buffers<T>(
+    rows: usize,
+    cols: usize,
+    inputs: &[(BufferArg, Extent)],
+    outputs: &[(BufferArg, Extent)],
+) -> Result<(), Error> {
+    for (b, extent) in inputs.iter().chain(outputs) {
+        let rows = if *extent == Extent::Rows { rows } else { 1 };
+        b.at_least(tensor_bytes::<T>(rows, cols))?;
+    }
+    let args = |bs: &[(BufferArg, Extent)]| bs.iter().map(|b| b.0).collect::<Vec<_>>();
+    check_disjoint(&args(outputs), &args(inputs))?;
+    Ok(())
+}
+
+/// A residual forward's residual buffers: the one it reads where that is not the one it
+/// writes (the `_into` variants), the one it writes, and the (in, out) pointers the kernel
+/// takes (the same pointer twice in place: each element is read, then written, by one
+/// thread).
+pub(crate) struct Residual<T> {
+    read: Option<BufferArg>,
+    written: BufferArg,
+    pub ptrs: (DevicePtr<T>, DevicePtr<T>),
+}
+
+impl<T> Residual<T> {
+    pub fn in_place(residual: &DeviceView<T>) -> Self {
+        Residual {
+            read: None,
+            written: residual.arg("residual"),
+            ptrs: (residual.ptr, residual.ptr),
+        }
+    }
+
+    pub fn into(residual_in: &DeviceView<T>, residual_out: &DeviceView<T>) -> Self {
+        Residual {
+            read: Some(residual_in.arg("residual_in")),
+            written: residual_out.arg("residual_out"),
+            ptrs: (residual_in.ptr, residual_out.ptr),
+        }
+    }
+
+    /// [`check_buffers`] of the forward's `inputs` (x and its weight rows), the residual and
+    /// `y`.
+    pub fn check(
+        &self,
+        rows: usize,
+        cols: usize,
+        inputs: &[(BufferArg, Extent)],
+        y: BufferArg,
+    ) -> Result<(), Error> {
+        let mut all = inputs.to_vec();
+        all.extend(self.read.map(|b| (b, Extent::Rows)));
+        let outputs = [(y, Extent::Rows), (self.written, Extent::Rows)];
+        check_buffers::<T>(rows, cols, &all, &outputs)
+    }
+}
+
+/// A backward kernel as loaded: its thread limit is the cubin's `max_threads_per_block`
+/// where that is lower (arches build for fewer threads, and walk their rows otherwise).
+pub(crate) fn within_bound(kernel: &RowKernel, max_threads_per_block: u32) -> RowKernel {
+    RowKernel {
+        max_threads: kernel.max_threads.min(max_threads_per_block),
+        ..*kernel
+    }
+}
+
+/// One column-sum accumulator of one row group (`DwAcc::floats` in colsum.cuh), bytes.
+pub(crate) fn acc_bytes<T>(cols: usize) -> u64 {
+    let vec = chunk_elems::<T>() as u64;
+    ((cols as u64) / vec + 1) * vec * 4
+}
+
+/// Dynamic shared memory of `sums` accumulators for each of `row_groups` rows of `cols`
+/// columns, within a `u32`.
+pub(crate) fn acc_smem_bytes<T>(
+    kernel: &'static str,
+    cols: usize,
+    row_groups: u32,
+    sums: u32,
+) -> Result<u32, Error> {
+    u32::try_from(acc_bytes::<T>(cols) * u64::from(row_groups) * u64::from(sums))
+        .map_err(|_| shape_error(kernel, "column-sum accumulators within shared memory"))
+}
+
+/// Row ranges of a backward launch: `blocks`, or by default one wave of them: `per_sm()`
+/// resident blocks on each SM (asked only then), over the CTAs that share a row range.
+pub(crate) fn ranges(
+    gpu: &Gpu,
+    kernel: &'static str,
+    blocks: Option<u32>,
+    ctas_per_range: u32,
+    per_sm: impl FnOnce() -> Result<u32, Error>,
+) -> Result<usize, Error> {
+    match blocks {
+        Some(0) => Err(shape_error(kernel, "at least one block")),
+        Some(b) => Ok(b as usize),
+        None => {
+            let wave = per_sm()?.max(1) as usize * gpu.device().sm_count.max(1) as usize;
+            Ok(wave / ctas_per_range as usize)
+        }
+    }
+}
+
+/// `rows` in consecutive ranges of whole row groups, as few as `ranges` allows (at least
+/// one, at most one per group): (rows per range, ranges).
+pub(crate) fn split_rows(rows: usize, rows_per_group: u32, ranges: usize) -> (u32, u32) {
+    let groups = rows.div_ceil(rows_per_group as usize);
+    let ranges = ranges.min(groups).max(1);
+    let rows_per_range = groups.div_ceil(ranges) * rows_per_group as usize;
+    (rows_per_range as u32, rows.div_ceil(rows_per_range) as u32)
+}
+
+/// A whole-row backward's geometry in words, for the launch record: `walk` as the kernel's
+/// build walks an aligned row too long for a resident tile (`streamed`, or `elementwise` for
+/// a build without the streamed walk).
+pub(crate) fn whole_row_words<T>(
+    geometry: &RowGeometry,
+    kernel: &RowKernel,
+    cols: usize,
+    rows_per_range: u32,
+    long_rows: &'static str,
+) -> String {
+    let walk = match geometry.walk::<T>(kernel, cols) {
+        Walk::Resident => "resident",
+        Walk::Streamed => long_rows,
+    };
+    format!(
+        "threads_per_row={} rows_per_block={} rows_per_grid_block={} walk={walk}",
+        geometry.threads_per_row, geometry.rows_per_block, rows_per_range
+    )
+}
+
+/// The backward's workspace: `partial_rows` row ranges of `sums` partial rows of
+/// round_up(cols, 4) f32 each (at least that long, 16-byte aligned for the float4 stores),
+/// and the outputs against it and every other buffer.
+pub(crate) fn workspace_len(partial_rows: u32, sums: u32, cols: usize) -> usize {
+    partial_rows as usize * sums as usize * cols.div_ceil(4) * 4
+}
+
+pub(crate) fn check_workspace(workspace: &BufferArg, len: usize) -> Result<(), Error> {
+    workspace.at_least(len as u64 * 4)?;
+    workspace.aligned(16)?;
+    Ok(())
+}
+
+/// A backward's buffers: [`check_buffers`], then the workspace ([`check_workspace`]) against
+/// every other buffer.
+pub(crate) fn check_bwd_buffers<T>(
+    rows: usize,
+    cols: usize,
+    inputs: &[(BufferArg, Extent)],
+    outputs: &[(BufferArg, Extent)],
+    workspace: BufferArg,
+    workspace_len: usize,
+) -> Result<(), Error> {
+    check_buffers::<T>(rows, cols, inputs, outputs)?;
+    check_workspace(&workspace, workspace_len)?;
+    let others: Vec<BufferArg> = inputs.iter().chain(outputs).map(|b| b.0).collect();
+    check_disjoint(&[workspace], &others)?;
+    Ok(())
+}
+
+/// A backward's launch: `ctas` CTAs of `geometry`, each with `smem_bytes` of accumulators.
+pub(crate) fn range_config(geometry: &RowGeometry, ctas: u32, smem_bytes: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid: [ctas, 1, 1],
+        block: [geometry.threads_per_row, geometry.rows_per_block, 1],
+        dynamic_smem_bytes: smem_bytes,
+        programmatic_dependent: false,
+    }
+}
+
+/// The launch record of the fixed-order sum of `partial_rows` ranges' partial rows into
+/// `sums` outputs of `cols` (grid.y: the output).
+pub(crate) fn colsum_launch(
+    kernel: &'static str,
+    cols: usize,
+    partial_rows: u32,
+    sums: u32,
+) -> Result<Launched, Error> {
+    let mut config = LaunchConfig::linear(
+        cols.div_ceil(DWEIGHT_COLS_PER_BLOCK) as u32,
+        DWEIGHT_THREADS,
+    );
+    config.grid[1] = sums;
+    if config.grid[0] > i32::MAX as u32 {
+        return Err(LaunchError::Geometry {
+            kernel,
+            requirement: "a grid within 2^31 - 1 blocks",
+            config,
+        }
+        .into());
+    }
+    Ok(Launched {
+        kernel,
+        config,
+        choice: format!("partial_rows={partial_rows}").into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::rows::cu_constant;
+    use crate::runtime::{Bf16, F16};
+
+    #[test]
+    fn kernel_constants_match_colsum_and_norm_cuh() {
+        let cu = include_str!("../../cuda/include/cubins/colsum.cuh");
+        assert_eq!(DWEIGHT_THREADS, 32 * cu_constant(cu, "kDwWarps"));
+        // The rows the selector spreads take the forward's short walk (weights loaded ahead).
+        let norm = include_str!("../../cuda/include/cubins/norm.cuh");
+        assert_eq!(
+            crate::ops::rows::SPREAD_CHUNKS,
+            u64::from(cu_constant(norm, "kShortChunks"))
+        );
+    }
+
+    #[test]
+    fn rows_split_into_ranges_of_whole_groups() {
+        // 4096 rows over one wave of 132 ranges: 32 rows each, 128 ranges.
+        assert_eq!(split_rows(4096, 1, 132), (32, 128));
+        // Fewer rows than ranges: one row each.
+        assert_eq!(split_rows(5, 1, 132), (1, 5));
+        assert_eq!(split_rows(131, 1, 132), (1, 131));
+        // Row groups of 8 stay whole.
+        assert_eq!(split_rows(1000, 8, 16), (64, 16));
+        assert_eq!(split_rows(3, 8, 16), (8, 1));
+        // At least one range.
+        assert_eq!(split_rows(7, 1, 0), (7, 1));
+    }
+
+    #[test]
+    fn accumulators_match_the_kernel_layout() {
+        // DwAcc::floats(cols) = (cols / kVec + 1) * kVec floats per row group and sum.
+        assert_eq!(acc_bytes::<Bf16>(4096), (512 + 1) * 8 * 4);
+        assert_eq!(acc_bytes::<f32>(7), (1 + 1) * 4 * 4);
+        assert_eq!(acc_bytes::<F16>(1), 8 * 4);
+        // The contracts' shared memory at 4096 columns: one sum (RMSNorm), two (LayerNorm).
+        assert_eq!(acc_smem_bytes::<Bf16>("k", 4096, 1, 1).unwrap(), 16416);
+        assert_eq!(acc_smem_bytes::<Bf16>("k", 4096, 1, 2).unwrap(), 32832);
+        assert_eq!(acc_smem_bytes::<f32>("k", 4096, 1, 2).unwrap(), 32800);
+        assert!(acc_smem_bytes::<f32>("k", 1 << 30, 8, 2).is_err());
+    }
+
+    #[test]
+    fn the_workspace_holds_every_sum_of_every_range() {
+        assert_eq!(workspace_len(3, 1, 7), 3 * 8);
+        assert_eq!(workspace_len(132, 2, 4096), 132 * 2 * 4096);
+        let ws = |address, bytes| BufferArg {
+            param: "workspace",
+            address,
+            bytes,
+        };
+        assert!(check_workspace(&ws(256, 96), 24).is_ok());
+        assert!(check_workspace(&ws(256, 92), 24).is_err());
+        assert!(check_workspace(&ws(260, 96), 24).is_err());
+    }
+
+    #[test]
+    fn the_colsum_launch_covers_the_columns_and_each_sum() {
+        let l = colsum_launch("layernorm_dweight_bf16", 4097, 16, 2).unwrap();
+        assert_eq!(l.config.grid, [33, 2, 1]);
+        assert_eq!(l.config.block, [512, 1, 1]);
+        assert_eq!(l.choice, "partial_rows=16");
+        assert_eq!(
+            colsum_launch("k", 128, 1, 1).unwrap().config,
+            LaunchConfig::linear(1, 512)
+        );
+    }
+
+    #[test]
+    fn eps_is_finite_and_non_negative() {
+        assert!(check_eps("k", 0.0).is_ok() && check_eps("k", 1e-5).is_ok());
+        for bad in [f32::NAN, f32::INFINITY, -1e-6] {
+            assert!(check_eps("k", bad).unwrap_err().to_string().contains("eps"));
+        }
+    }
+
+    #[test]
+    fn buffers_are_checked_inputs_first() {
+        let buf = |param, address, bytes| BufferArg {
+            param,
+            address,
+            bytes,
+        };
+        // 4 rows of 8 bf16: 64 bytes per tensor, 16 per weight row.
+        let (x, w, y) = (buf("x", 0, 64), buf("w", 1024, 16), buf("y", 2048, 64));
+        let ok = check_buffers::<Bf16>(
+            4,
+            8,
+            &[(x, Extent::Rows), (w, Extent::Row)],
+            &[(y, Extent::Rows)],
+        );
+        assert!(ok.is_ok());
+        // Both x and y are short: the input is named.
+        let e =
+            check_buffers::<Bf16>(5, 8, &[(x, Extent::Rows)], &[(y, Extent::Rows)]).unwrap_err();
+        assert!(e.to_string().contains("`x`"), "{e}");
+        let over = buf("y", 32, 64);
+        let e =
+            check_buffers::<Bf16>(4, 8, &[(x, Extent::Rows)], &[(over, Extent::Rows)]).unwrap_err();
+        assert!(e.to_string().contains("overlap"), "{e}");
+    }
+}
