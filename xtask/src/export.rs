@@ -93,12 +93,12 @@ pub fn print_sizes(out: &Path, exported: &[Exported]) -> Result {
     Ok(())
 }
 
-fn mib(bytes: u64) -> f64 {
+pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
 /// Bytes of `tar -cz` of `dir/name`: what a crate of that folder would weigh.
-fn compressed_size(dir: &Path, name: &str) -> Result<u64> {
+pub fn compressed_size(dir: &Path, name: &str) -> Result<u64> {
     let out = Command::new("tar")
         .arg("-czf")
         .arg("-")

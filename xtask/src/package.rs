@@ -102,6 +102,15 @@ pub fn run(args: &[String]) -> Result {
     let prebuilt = work.join("prebuilt");
     let exported = export::export(&prebuilt, &[SM90])?;
     export::print_sizes(&prebuilt, &exported)?;
+    let stated = readme_sm90_prebuilt_mib()?;
+    let sm90 = export::mib(export::compressed_size(&prebuilt, &exported[0].arch)?);
+    if (sm90 - stated).abs() > 0.25 * stated {
+        return Err(format!(
+            "sm_90's prebuilt kernels compress to {sm90:.1} MiB; the README says {stated} MiB: \
+             update its prebuilt sizes (and docs/prebuilt.md's table)"
+        )
+        .into());
+    }
     run_outside_example(&work, &unpacked, &nvcc, &prebuilt)?;
     println!("xtask package: building it again with no CUDA on PATH, from the sm_90 export");
     let from_prebuilt = run_dependent(&dependent, &work, Kernels::Prebuilt(&prebuilt))?;
@@ -616,6 +625,22 @@ fn status(mut c: Command) -> Result {
     } else {
         Err(format!("{c:?} failed ({s})").into())
     }
+}
+
+/// The compressed size of sm_90's prebuilt kernels the README states: "(sm_90: X)", MiB.
+fn readme_sm90_prebuilt_mib() -> Result<f64> {
+    let text = std::fs::read_to_string(root().join("README.md"))?;
+    // One line or wrapped: words joined by single spaces.
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let parse = || -> Option<f64> {
+        let at = text.find("(sm_90: ")? + "(sm_90: ".len();
+        let number: String = text[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        number.trim_end_matches('.').parse().ok()
+    };
+    parse().ok_or_else(|| "README.md: no \"(sm_90: X)\" prebuilt size".into())
 }
 
 /// The package sizes the README states, in dependency order: "about A and B KiB compressed".
