@@ -321,6 +321,37 @@ mod tests {
     }
 
     #[test]
+    fn head_groups_visit_every_head_once() {
+        // The kernel's head walk (rope.cu `HeadWalk`, kHeadUnroll heads a step): thread row
+        // `ty` of group `by` visits h0 = by * y + ty, then steps of kHeadUnroll * y * groups,
+        // each step its heads h0 + u * y * groups.
+        let unroll = cu_constant(include_str!("../../cuda/rope.cu"), "kHeadUnroll") as usize;
+        for tokens in [1usize, 2, 5, 100, 4096] {
+            for heads in [1usize, 2, 3, 40, 104, 640] {
+                for (pairing, rotary) in [(Pairing::Neox, 64), (Pairing::Gptj, 128)] {
+                    let b = block::<Bf16>(pairing, rotary, heads, true);
+                    let (y, groups) = (b[1] as usize, head_groups(tokens, heads, b, 132) as usize);
+                    let stride = y * groups;
+                    let mut seen = vec![0u32; heads];
+                    for first in 0..stride {
+                        for h0 in (first..heads).step_by(unroll * stride) {
+                            for u in 0..unroll {
+                                if let Some(n) = seen.get_mut(h0 + u * stride) {
+                                    *n += 1;
+                                }
+                            }
+                        }
+                    }
+                    assert!(
+                        seen.iter().all(|&n| n == 1),
+                        "{tokens} tokens x {heads} heads, block {b:?}, {groups} groups"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn few_tokens_spread_their_heads_over_the_gpu() {
         // One token of 512 heads of 64 (NeoX bf16): blocks of 4 x 64 threads, 8 head groups,
         // one head a thread row.

@@ -186,6 +186,82 @@ mod tests {
         assert_eq!(FLAT_THREADS, cu_constant(cu, "kThreads"));
     }
 
+    /// Columns of one row the interleaved kernel's segment walk touches, each counted: the
+    /// kernel's arithmetic (`RowPlan::anchored` then `segment` in rows.cuh, tiles of `kUnits`
+    /// chunks, edge columns in segment 0; the elementwise walk's interleaved runs) for a row
+    /// whose out row starts `misalign` elements past a 16-byte boundary.
+    fn segment_coverage(cols: usize, misalign: usize, vector: bool, seg: Segments) -> Vec<u32> {
+        let (vec, threads, units) = (8usize, SEGMENT_THREADS as usize, 4usize);
+        let segments = seg.segments as usize;
+        let mut seen = vec![0u32; cols];
+        if !vector {
+            for s in 0..segments {
+                for lane in 0..threads {
+                    let mut c = s * threads + lane;
+                    while c < cols {
+                        seen[c] += 1;
+                        c += threads * segments;
+                    }
+                }
+            }
+            return seen;
+        }
+        let head = ((vec - misalign) % vec).min(cols);
+        let body = (cols - head) / vec;
+        let tail_start = head + body * vec;
+        let edges = head + (cols - tail_start);
+        for s in 0..segments {
+            let (start, chunks) = match seg.seg_chunks as usize {
+                0 => (head, body),
+                per => {
+                    let first = (s * per).min(body);
+                    (head + first * vec, per.min(body - first))
+                }
+            };
+            for t in 0..chunks.div_ceil(threads * units) {
+                for k in 0..units {
+                    for lane in 0..threads {
+                        let m = (t * units + k) * threads + lane;
+                        if m < chunks {
+                            let c0 = start + m * vec;
+                            assert_eq!((misalign + c0) % vec, 0, "chunk {m} of segment {s}");
+                            seen[c0..c0 + vec].iter_mut().for_each(|n| *n += 1);
+                        }
+                    }
+                }
+            }
+            if s == 0 {
+                for lane in 0..edges.min(threads) {
+                    seen[if lane < head {
+                        lane
+                    } else {
+                        tail_start + lane - head
+                    }] += 1;
+                }
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn segments_cover_every_column_once() {
+        use crate::runtime::Bf16;
+        for rows in [1usize, 2, 5, 16, 100] {
+            for cols in [1usize, 7, 768, 1031, 2048, 8192, 14336, 20000, 32768, 32771] {
+                let seg = Segments::select::<Bf16>(rows, cols, 132, Threads::Auto);
+                for misalign in [0usize, 1, 3, 7] {
+                    for vector in [true, false] {
+                        let seen = segment_coverage(cols, misalign, vector, seg);
+                        assert!(
+                            seen.iter().all(|&n| n == 1),
+                            "{rows}x{cols} misalign {misalign} vector {vector} {seg:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn few_rows_are_split_into_segments_of_whole_blocks() {
         use crate::runtime::Bf16;
