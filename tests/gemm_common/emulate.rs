@@ -566,15 +566,20 @@ pub fn emulate_decode(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
             }
         }
     }
+    assert_loaded_once(&w_loads, p.k);
+    out.finish()
+}
+
+/// Panics unless every weight element (counted `[n][k]`, K = `k`) was loaded exactly once.
+fn assert_loaded_once(w_loads: &[u32], k: usize) {
     if let Some(i) = w_loads.iter().position(|&c| c != 1) {
         panic!(
             "weight element (n {}, k {}) loaded {} times",
-            i / p.k,
-            i % p.k,
+            i / k,
+            i % k,
             w_loads[i]
         );
     }
-    out.finish()
 }
 
 /// `ring_chunk` (decode_ring.cuh): byte offset of 16-byte chunk `q` of row `r` in a ring tile
@@ -682,14 +687,7 @@ fn emulate_decode_ring(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
             }
         }
     }
-    if let Some(i) = w_loads.iter().position(|&c| c != 1) {
-        panic!(
-            "weight element (n {}, k {}) loaded {} times",
-            i / p.k,
-            i % p.k,
-            w_loads[i]
-        );
-    }
+    assert_loaded_once(&w_loads, p.k);
     out.finish()
 }
 
