@@ -54,6 +54,10 @@ const ONE_BLOCK: &[(&str, &str)] = &[
         "_decode_n32w16",
         "16 warps per block: 512 threads at up to 128 registers, built for one block per SM",
     ),
+    (
+        "_decode_n128w8",
+        "the ring walk's 72 KB ring: one block per SM of 100 KB (sm_86, sm_89, sm_120)",
+    ),
 ];
 
 struct Build {

@@ -1184,9 +1184,10 @@ fn repeat_runs_and_graph_replay_give_the_same_bits() {
         }
     }
     // The decode kernels' shared-memory reduction too: each variant the selector takes
-    // (NT and NN, M = 1 and 16 at N = 4096; N = 8192 takes the 8-warp kernel).
+    // (NT and NN, M = 1 and 16 at N = 4096; N = 8192 takes the 8-warp kernel, NN at N = 28672
+    // the ring walk).
     for layout in [Layout::NT, Layout::NN] {
-        for (m, n) in [(1, 4096), (16, 4096), (1, 8192)] {
+        for (m, n) in [(1, 4096), (16, 4096), (1, 8192), (16, 28672)] {
             repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &Case::new(layout, m, n, 4096));
         }
     }

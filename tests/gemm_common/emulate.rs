@@ -6,8 +6,9 @@
 //! differs from the reference GEMM is a schedule bug, not rounding.
 
 use super::model::{
-    decode_column, epilogue_quad, epilogue_slot, execute, fma_owned, load_a, load_b_pair, mma,
-    raster_grouped, tf32_round, touched, MmaKind, MmaStage, MmaTileModel, CHUNK, EPILOGUE_PAD,
+    decode_column, epilogue_quad, epilogue_slot, execute, fma_owned, ldmatrix_x4, load_a,
+    load_b_pair, mma, raster_grouped, tf32_round, touched, MmaKind, MmaStage, MmaTileModel, CHUNK,
+    EPILOGUE_PAD,
 };
 use super::plan::{DecodeTile, Layout, RASTER_GROUP};
 
@@ -440,6 +441,9 @@ fn words<const N: usize>(s: &Stored, r: usize, c: usize) -> [u32; N] {
 /// rounds in order. Also asserts that each weight element is loaded exactly once.
 pub fn emulate_decode(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
     assert!(matches!(p.kind, MmaKind::Bf16 | MmaKind::Fp16));
+    if tile.ring_stages > 0 {
+        return emulate_decode_ring(p, tile);
+    }
     let nt = match p.layout {
         Layout::NT => true,
         Layout::NN => false,
@@ -562,14 +566,128 @@ pub fn emulate_decode(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
             }
         }
     }
+    assert_loaded_once(&w_loads, p.k);
+    out.finish()
+}
+
+/// Panics unless every weight element (counted `[n][k]`, K = `k`) was loaded exactly once.
+fn assert_loaded_once(w_loads: &[u32], k: usize) {
     if let Some(i) = w_loads.iter().position(|&c| c != 1) {
         panic!(
             "weight element (n {}, k {}) loaded {} times",
-            i / p.k,
-            i % p.k,
+            i / k,
+            i % k,
             w_loads[i]
         );
     }
+}
+
+/// `ring_chunk` (decode_ring.cuh): byte offset of 16-byte chunk `q` of row `r` in a ring tile
+/// of `row_bytes` rows (at least 128): the low three bits of `q` XOR `r % 8`.
+fn ring_chunk(r: usize, q: usize, row_bytes: usize) -> usize {
+    r * row_bytes + (((q & !7) | ((q ^ r) & 7)) << 4)
+}
+
+/// Emulates the decode kernel's ring walk (`decode_ring_rows`, NN): per k tile, every
+/// thread's 16-byte copies of B's rows and A's 16 rows into the swizzled stage (each chunk
+/// written once, each weight element loaded once), then each warp's ldmatrix.x4.trans of
+/// its 16 columns and ldmatrix.x2 of A^T per k16 block, and its mma in k order.
+fn emulate_decode_ring(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
+    assert_eq!(p.layout, Layout::NN, "the ring walk reads B as [K][N]");
+    assert!(
+        p.m <= 16 && p.k % 8 == 0,
+        "outside the decode kernel's domain"
+    );
+    let (bn, bk, warps) = (tile.bn as usize, tile.ring_k as usize, tile.warps as usize);
+    assert_eq!(bn, 16 * warps, "one 16-column tile per warp");
+    let threads = 32 * warps;
+    let (b_row, a_row) = (2 * bn, 2 * bk);
+    let b_bytes = bk * b_row;
+    let mt_count = if p.m <= 8 { 1 } else { 2 };
+    let mut out = Outputs::new(p.m, p.n);
+    let mut w_loads = vec![0u32; p.n * p.k];
+    for block in 0..p.n.div_ceil(bn) {
+        let n0 = block * bn;
+        let mut acc = vec![vec![[[0.0f64; 4]; 32]; mt_count]; warps];
+        for k0 in (0..p.k).step_by(bk) {
+            let mut stage = vec![0u8; b_bytes + 16 * a_row];
+            let mut written = vec![0u8; (b_bytes + 16 * a_row) / 16];
+            let mut put = |at: usize, elems: [u32; 8]| {
+                written[at / 16] += 1;
+                for (e, v) in elems.iter().enumerate() {
+                    stage[at + 2 * e..at + 2 * e + 2].copy_from_slice(&(*v as u16).to_le_bytes());
+                }
+            };
+            for tid in 0..threads {
+                for j in 0..b_bytes / 16 / threads {
+                    let c = tid + j * threads;
+                    let (r, q) = (c / (bn / 8), c % (bn / 8));
+                    let (k, n) = (k0 + r, n0 + 8 * q);
+                    // A chunk that starts inside N stays inside the row (ldb >= N, whole chunks).
+                    let elems = if k < p.k && n < p.n {
+                        std::array::from_fn(|e| {
+                            if n + e < p.n {
+                                w_loads[(n + e) * p.k + k] += 1;
+                                p.b.bits(k, n + e)
+                            } else {
+                                0
+                            }
+                        })
+                    } else {
+                        [0; 8]
+                    };
+                    put(ring_chunk(r, q, b_row), elems);
+                }
+                if tid < 16 * (bk / 8) {
+                    let (r, q) = (tid / (bk / 8), tid % (bk / 8));
+                    let elems = if r < p.m && k0 + 8 * q < p.k {
+                        std::array::from_fn(|e| p.a.bits(r, k0 + 8 * q + e))
+                    } else {
+                        [0; 8]
+                    };
+                    put(b_bytes + ring_chunk(r, q, a_row), elems);
+                }
+            }
+            assert!(
+                written.iter().all(|&w| w == 1),
+                "a stage chunk written other than once"
+            );
+            for (warp, acc) in acc.iter_mut().enumerate() {
+                for kk in 0..bk / 16 {
+                    let a_addrs: [u32; 32] = std::array::from_fn(|l| {
+                        let (mi, rr) = (l >> 3, l & 7);
+                        ring_chunk(16 * kk + 8 * (mi >> 1) + rr, 2 * warp + (mi & 1), b_row) as u32
+                    });
+                    let a_ops = ldmatrix_x4(&stage, &a_addrs, true);
+                    for (mt, acc) in acc.iter_mut().enumerate() {
+                        // x2: lanes 0-15 address the two matrices (lanes 16-31 repeat them).
+                        let b_addrs: [u32; 32] = std::array::from_fn(|l| {
+                            let (mi, rr) = (l >> 3, l & 7);
+                            (b_bytes + ring_chunk(8 * mt + rr, 2 * kk + (mi & 1), a_row)) as u32
+                        });
+                        let regs = ldmatrix_x4(&stage, &b_addrs, false);
+                        let b_ops: [[u32; 2]; 32] =
+                            std::array::from_fn(|l| [regs[l][0], regs[l][1]]);
+                        mma(p.kind, &a_ops, &b_ops, acc);
+                    }
+                }
+            }
+        }
+        for (warp, per_mt) in acc.iter().enumerate() {
+            for (mt, frag) in per_mt.iter().enumerate() {
+                for (lane, regs) in frag.iter().enumerate() {
+                    let (g, t) = (lane / 4, lane % 4);
+                    for (r, &v) in regs.iter().enumerate() {
+                        let (m, n) = (8 * mt + 2 * t + (r & 1), n0 + 16 * warp + g + 8 * (r >> 1));
+                        if m < p.m && n < p.n {
+                            out.write(m, n, v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_loaded_once(&w_loads, p.k);
     out.finish()
 }
 

@@ -159,10 +159,11 @@ pub struct WgmmaTile {
 
 /// A decode kernel variant (`DecodeTile` in `cuda/include/cubins/gemm/decode_kernel.cuh`,
 /// instantiated in `tiles.cuh`): `bn` columns of C per block, `warps` warps splitting K in
-/// 32-wide steps.
+/// 32-wide steps (the direct walk) or each owning 16 columns over all of K (the ring walk,
+/// `ring_stages > 0`, NN only: `cuda/include/cubins/gemm/decode_ring.cuh`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DecodeTile {
-    /// Columns of C per block: 16 (NT only) or 32.
+    /// Columns of C per block: 16 (NT only) or 32; the ring walk 16 per warp.
     pub bn: u32,
     pub warps: u32,
     /// Steps each warp loads per round before it issues their mma.
@@ -176,6 +177,9 @@ pub struct DecodeTile {
     pub double_buffer: bool,
     /// Blocks per SM the kernel's `__launch_bounds__` and contract promise.
     pub min_blocks: u32,
+    /// Stages of the ring walk's shared-memory ring (0: the direct walk) and k rows a stage.
+    pub ring_stages: u32,
+    pub ring_k: u32,
 }
 
 /// The largest M the skinny tiles take whether or not a standard tile fills a wave.
@@ -313,9 +317,22 @@ impl DecodeTile {
         format!("decode_n{}w{}", self.bn, self.warps)
     }
 
+    /// Dynamic shared memory: the ring walk's stages (`ring_k` rows of `bn` 16-bit weights and
+    /// A's 16 rows of `ring_k`, `DecodeRing::kSmemBytes`); the direct walk takes none.
+    pub fn smem_bytes(&self) -> u32 {
+        self.ring_stages * (self.ring_k * self.bn + 16 * self.ring_k) * 2
+    }
+
     /// Every parameter, for STAMP lines: `decode n16 k-split-warps=8 unroll=4 rounds=single
-    /// loads=nc.L2::256B stagger=128 min-blocks=2` (`stagger=off` without one).
+    /// loads=nc.L2::256B stagger=128 min-blocks=2` (`stagger=off` without one); the ring walk
+    /// `decode n128 ring=4x64 warps=8 min-blocks=2`.
     pub fn describe(&self) -> String {
+        if self.ring_stages > 0 {
+            return format!(
+                "decode n{} ring={}x{} warps={} min-blocks={}",
+                self.bn, self.ring_stages, self.ring_k, self.warps, self.min_blocks
+            );
+        }
         format!(
             "decode n{} k-split-warps={} unroll={} rounds={} loads={} stagger={} min-blocks={}",
             self.bn,
@@ -937,7 +954,8 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
         Schedule::Tma(t) => Some(t.smem_bytes()),
         Schedule::Wgmma(t) => Some(t.smem_bytes()),
         Schedule::Mma(t) => Some(t.smem_bytes(p.tier, p.layout)),
-        _ => None,
+        Schedule::Decode(t) => Some(t.smem_bytes()),
+        Schedule::Fma(_) => None,
     };
     if let Some(smem) = smem {
         if smem > device.max_smem_per_block_optin {
@@ -1057,15 +1075,19 @@ fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Opt
     fitting.contains(&Schedule::Mma(pick)).then_some(pick)
 }
 
-/// The decode variant for `p` (docs/kernels/gemm.md; runs 16, 30 and 49 on the H200): with
-/// more 32-column blocks than SMs the 8-warp kernels, two blocks per SM (NT with a stagger, NN
+/// The decode variant for `p` (docs/kernels/gemm.md; runs 16, 30 and 49 on the H200, run81
+/// on the H100): NN with at least as many 128-column blocks as SMs streams the weights
+/// through the ring (the direct walk's column stripes are L2-bound there); with more
+/// 32-column blocks than SMs the 8-warp kernels, two blocks per SM (NT with a stagger, NN
 /// without); else NT takes the 16-column kernel for every M, NN picks by whether one n8 tile
 /// of rows holds M.
 fn select_decode(p: &Problem, sms: u64) -> DecodeTile {
     let wide = u64::from(p.n.div_ceil(DECODE_NT_N32W8.bn)) > sms;
+    let ring_wide = u64::from(p.n.div_ceil(DECODE_NN_RING_N128W8.bn)) >= sms;
     match p.layout {
         Layout::NT if wide => DECODE_NT_N32W8,
         Layout::NT => DECODE_NT_N16W8,
+        _ if ring_wide => DECODE_NN_RING_N128W8,
         _ if wide => DECODE_NN_N32W8,
         _ if p.m <= DECODE_ONE_ROW_TILE_M => DECODE_NN_N32W24,
         _ => DECODE_NN_N32W16,
@@ -1114,7 +1136,7 @@ pub fn plan(
             t.smem_bytes(),
         ),
         Schedule::Mma(t) => (tiles(p.m, p.n, t.bm, t.bn), t.smem_bytes(p.tier, p.layout)),
-        Schedule::Decode(d) => (u64::from(p.n.div_ceil(d.bn)), 0),
+        Schedule::Decode(d) => (u64::from(p.n.div_ceil(d.bn)), d.smem_bytes()),
         Schedule::Fma(t) => (tiles(p.m, p.n, t.bm, t.bn), 0),
     };
     if blocks > i32::MAX as u64 {

@@ -279,6 +279,8 @@ pub const DECODE_NT_N32W8: DecodeTile = DecodeTile {
     stagger_groups: 128,
     double_buffer: false,
     min_blocks: 2,
+    ring_stages: 0,
+    ring_k: 0,
 };
 
 /// NN where `N / 32` exceeds the SM count: as NT's, without the stagger (bench run49).
@@ -290,6 +292,8 @@ pub const DECODE_NN_N32W8: DecodeTile = DecodeTile {
     stagger_groups: 0,
     double_buffer: false,
     min_blocks: 2,
+    ring_stages: 0,
+    ring_k: 0,
 };
 
 /// NT, M <= 16.
@@ -301,6 +305,8 @@ pub const DECODE_NT_N16W8: DecodeTile = DecodeTile {
     stagger_groups: 128,
     double_buffer: false,
     min_blocks: 2,
+    ring_stages: 0,
+    ring_k: 0,
 };
 
 /// NN, M <= 8.
@@ -312,6 +318,8 @@ pub const DECODE_NN_N32W24: DecodeTile = DecodeTile {
     stagger_groups: 0,
     double_buffer: false,
     min_blocks: 1,
+    ring_stages: 0,
+    ring_k: 0,
 };
 
 /// NN, M > 8.
@@ -323,6 +331,22 @@ pub const DECODE_NN_N32W16: DecodeTile = DecodeTile {
     stagger_groups: 32,
     double_buffer: true,
     min_blocks: 1,
+    ring_stages: 0,
+    ring_k: 0,
+};
+
+/// NN where `N / 128` reaches the SM count: the weights through a 4 x 18 KB ring (explorer
+/// run81).
+pub const DECODE_NN_RING_N128W8: DecodeTile = DecodeTile {
+    bn: 128,
+    warps: 8,
+    unroll: 1,
+    l2_prefetch: false,
+    stagger_groups: 0,
+    double_buffer: false,
+    min_blocks: 2,
+    ring_stages: 4,
+    ring_k: 64,
 };
 
 /// 128 x 256 x 64 on 16-bit operands, a 4 x 48 KB ring.
@@ -357,6 +381,7 @@ pub fn catalogued_schedules(tier: Tier, layout: Layout, class: SmemClass) -> Vec
             Schedule::Decode(DECODE_NN_N32W8),
             Schedule::Decode(DECODE_NN_N32W24),
             Schedule::Decode(DECODE_NN_N32W16),
+            Schedule::Decode(DECODE_NN_RING_N128W8),
         ],
         (Tier::Bf16 | Tier::Fp16, Layout::TN) => vec![
             Schedule::Wgmma(TILE_WGMMA),

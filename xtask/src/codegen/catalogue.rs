@@ -98,6 +98,11 @@ pub struct DecodeTile {
     pub stagger_groups: u32,
     pub double_buffer: bool,
     pub min_blocks: u32,
+    /// Stages of the ring walk's shared-memory ring (0: the direct walk), and k rows a stage.
+    #[serde(default)]
+    pub ring_stages: u32,
+    #[serde(default)]
+    pub ring_k: u32,
     pub doc: Option<String>,
 }
 

@@ -51,7 +51,8 @@ pub fn tiles_cuh(cat: &Catalogue, groups: &[Group]) -> String {
         );
     }
     s += "\n// Decode (M <= 16): DecodeTile<cols, warps, unroll, load, stagger groups, double buffer,\n\
-          // min blocks per SM>; load 0: ld.global.cs, 1: ld.global.nc.L1::no_allocate.L2::256B.\n";
+          // min blocks per SM, ring stages, ring k>; load 0: ld.global.cs, 1:\n\
+          // ld.global.nc.L1::no_allocate.L2::256B; ring stages 0: the direct walk.\n";
     for t in &cat.decode {
         s += &doc("//", &t.doc);
         let args = [
@@ -62,6 +63,8 @@ pub fn tiles_cuh(cat: &Catalogue, groups: &[Group]) -> String {
             t.stagger_groups,
             u32::from(t.double_buffer),
             t.min_blocks,
+            t.ring_stages,
+            t.ring_k,
         ];
         s += &format!(
             "using {} = DecodeTile<{}>;\n",

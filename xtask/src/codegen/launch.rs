@@ -51,13 +51,15 @@ pub fn mma_ring(t: &MmaTile, elem_bytes: u32, layout: Layout) -> u32 {
 }
 
 /// Dynamic shared memory of an entry point whose ring does not change with the class: the
-/// wgmma ring (per stage one 128-byte row per row of A and per column of B); decode and FFMA
-/// kernels take static shared memory only.
+/// wgmma ring (per stage one 128-byte row per row of A and per column of B), the decode ring
+/// walk's (per stage `ring_k` rows of `bn` 16-bit weights and 16 rows of `ring_k` of A); the
+/// direct decode walk and FFMA kernels take static shared memory only.
 pub fn fixed_ring(tile: &Tile) -> u32 {
     match tile {
         Tile::Wgmma(t) => t.stages * (64 * t.warpgroups + t.bn) * 128,
         Tile::Mma(_) => unreachable!("a tensor-core ring depends on the class"),
-        Tile::Fma(_) | Tile::Decode(_) => 0,
+        Tile::Decode(t) => t.ring_stages * (t.ring_k * t.bn + 16 * t.ring_k) * 2,
+        Tile::Fma(_) => 0,
     }
 }
 
@@ -121,7 +123,8 @@ mod tests {
                             Schedule::Mma(t) => t.smem_bytes(tier, layout),
                             Schedule::Wgmma(t) => t.smem_bytes(),
                             Schedule::Tma(t) => t.smem_bytes(),
-                            Schedule::Decode(_) | Schedule::Fma(_) => 0,
+                            Schedule::Decode(t) => t.smem_bytes(),
+                            Schedule::Fma(_) => 0,
                         };
                         let declared = match s {
                             Schedule::Mma(_) => int(&e["rings"][&key(class)]),

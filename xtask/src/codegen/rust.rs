@@ -52,7 +52,7 @@ pub fn tiles_rs(cat: &Catalogue, groups: &[Group]) -> String {
         s += &doc("///", &t.doc);
         s += &format!(
             "pub const {}: DecodeTile = DecodeTile {{ bn: {}, warps: {}, unroll: {}, l2_prefetch: {}, \
-             stagger_groups: {}, double_buffer: {}, min_blocks: {} }};\n",
+             stagger_groups: {}, double_buffer: {}, min_blocks: {}, ring_stages: {}, ring_k: {} }};\n",
             decode_const(&t.name),
             t.bn,
             t.warps,
@@ -60,7 +60,9 @@ pub fn tiles_rs(cat: &Catalogue, groups: &[Group]) -> String {
             t.l2_prefetch,
             t.stagger_groups,
             t.double_buffer,
-            t.min_blocks
+            t.min_blocks,
+            t.ring_stages,
+            t.ring_k
         );
     }
     for t in &cat.wgmma {

@@ -5,7 +5,8 @@
 // for M <= 8, two for M <= 16 (the kernel picks by M at run time; rows past M are zeros).
 //
 // One template, `DecodeTile` (instantiated in tiles.cuh):
-//  - kBlockN: columns of C per block, 16 (one mma tile; NT only) or 32 (two tiles).
+//  - kBlockN: columns of C per block, 16 (one mma tile; NT only) or 32 (two tiles); the ring
+//    walk (below) 16 per warp.
 //  - kWarps: warps per block; they split K in 32-wide steps (below).
 //  - kUnroll: steps each warp loads per round before it issues their mma.
 //  - kLoad: weight loads as ld.global.cs (kStreaming) or ld.global.nc.L1::no_allocate.L2::256B
@@ -18,6 +19,9 @@
 //  - kDoubleBuffer: two register sets; the loads of round j + 1 are issued before the mma
 //    of round j (the mma overlap the next round's latency). Else one set: a round is
 //    loaded, then consumed.
+//  - kRingStages, kRingK (0: the direct walk): NN only, the weights stream through a
+//    kRingStages-deep ring of kRingK-row stages in shared memory (decode_ring.cuh); unroll,
+//    load flavour, stagger and double buffer do not apply there.
 //
 // Sum order (fixed; the result does not depend on timing). Steps are numbered by walk
 // position s = 0 .. steps - 1; position s reads physical step (s + shift) % steps, with
@@ -47,6 +51,7 @@
 #include "cubins/gemm/fragments.cuh"
 #include "cubins/gemm/layout.cuh"
 #include "cubins/gemm/args.cuh"
+#include "cubins/gemm/decode_ring.cuh"
 
 namespace cubins {
 namespace gemm {
@@ -57,7 +62,8 @@ constexpr int kDecodeMaxM = 16;
 // How the weights are loaded (kReadOnly is A's load).
 enum class DecodeLoad : int { kStreaming = 0, kPrefetch256 = 1, kReadOnly = 2 };
 
-template <int BLOCK_N_, int WARPS_, int UNROLL_, int LOAD_, int STAGGER_GROUPS_, int DOUBLE_BUFFER_, int MIN_BLOCKS_>
+template <int BLOCK_N_, int WARPS_, int UNROLL_, int LOAD_, int STAGGER_GROUPS_, int DOUBLE_BUFFER_, int MIN_BLOCKS_,
+          int RING_STAGES_ = 0, int RING_K_ = 0>
 struct DecodeTile {
   static constexpr int kBlockN = BLOCK_N_;
   static constexpr int kWarps = WARPS_;
@@ -67,9 +73,12 @@ struct DecodeTile {
   static constexpr bool kStagger = STAGGER_GROUPS_ != 0;
   static constexpr bool kDoubleBuffer = DOUBLE_BUFFER_ != 0;
   static constexpr int kMinBlocks = MIN_BLOCKS_;
+  static constexpr int kRingStages = RING_STAGES_, kRingK = RING_K_;
+  static constexpr bool kRing = RING_STAGES_ != 0;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kTiles = kBlockN / 16;  // 16-column mma tiles per block
-  static_assert(kBlockN == 16 || kBlockN == 32, "16 or 32 columns per block");
+  static_assert(kRing || kBlockN == 16 || kBlockN == 32, "16 or 32 columns per block");
+  static_assert(!kRing || kRingStages >= 2, "a ring of at least two stages");
   static_assert(kLoad == DecodeLoad::kStreaming || kLoad == DecodeLoad::kPrefetch256, "a weight-load flavour");
 };
 
@@ -305,12 +314,17 @@ __device__ __forceinline__ void gemm_decode(const GemmArgs& p) {
   // the launch attribute the wait returns at once.
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-  // Sized for two n8 tiles of rows; M <= 8 uses the first half.
-  __shared__ float partial[Tile::kWarps * Tile::kTiles * 2 * 4 * 32];
-  if (p.m <= 8) {
-    decode_rows<T, L, Tile, 1>(p, partial);
+  if constexpr (Tile::kRing) {
+    static_assert(L == Layout::NN, "the ring walk reads B as [K][N]");
+    gemm_decode_ring<T, Tile>(p);
   } else {
-    decode_rows<T, L, Tile, 2>(p, partial);
+    // Sized for two n8 tiles of rows; M <= 8 uses the first half.
+    __shared__ float partial[Tile::kWarps * Tile::kTiles * 2 * 4 * 32];
+    if (p.m <= 8) {
+      decode_rows<T, L, Tile, 1>(p, partial);
+    } else {
+      decode_rows<T, L, Tile, 2>(p, partial);
+    }
   }
 }
 

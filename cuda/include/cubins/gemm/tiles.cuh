@@ -94,17 +94,21 @@ using TileFmaLarge = FmaTile<128, 128, 8, 8, 8, 2>;
 using TileFmaSmall = FmaTile<64, 64, 16, 4, 4, 4>;
 
 // Decode (M <= 16): DecodeTile<cols, warps, unroll, load, stagger groups, double buffer,
-// min blocks per SM>; load 0: ld.global.cs, 1: ld.global.nc.L1::no_allocate.L2::256B.
+// min blocks per SM, ring stages, ring k>; load 0: ld.global.cs, 1:
+// ld.global.nc.L1::no_allocate.L2::256B; ring stages 0: the direct walk.
 // NT where `N / 32` exceeds the SM count (N = 8192 on the H200; bench run49).
-using DecodeNtN32W8 = DecodeTile<32, 8, 2, 1, 128, 0, 2>;
+using DecodeNtN32W8 = DecodeTile<32, 8, 2, 1, 128, 0, 2, 0, 0>;
 // NN where `N / 32` exceeds the SM count: as NT's, without the stagger (bench run49).
-using DecodeNnN32W8 = DecodeTile<32, 8, 2, 1, 0, 0, 2>;
+using DecodeNnN32W8 = DecodeTile<32, 8, 2, 1, 0, 0, 2, 0, 0>;
 // NT, M <= 16.
-using DecodeNtN16W8 = DecodeTile<16, 8, 4, 1, 128, 0, 2>;
+using DecodeNtN16W8 = DecodeTile<16, 8, 4, 1, 128, 0, 2, 0, 0>;
 // NN, M <= 8.
-using DecodeNnN32W24 = DecodeTile<32, 24, 2, 1, 0, 0, 1>;
+using DecodeNnN32W24 = DecodeTile<32, 24, 2, 1, 0, 0, 1, 0, 0>;
 // NN, M > 8.
-using DecodeNnN32W16 = DecodeTile<32, 16, 1, 1, 32, 1, 1>;
+using DecodeNnN32W16 = DecodeTile<32, 16, 1, 1, 32, 1, 1, 0, 0>;
+// NN where `N / 128` reaches the SM count: the weights through a 4 x 18 KB ring (explorer
+// run81).
+using DecodeNnRingN128W8 = DecodeTile<128, 8, 1, 0, 0, 0, 2, 4, 64>;
 
 // The layout and tile of every entry point, which its ENTRY macro checks
 // (CUBINS_GEMM_CATALOGUED, cubins/gemm/args.cuh).
@@ -132,6 +136,7 @@ using gemm_bf16_nt_decode_n32w8 = Catalogued<Layout::NT, DecodeNtN32W8>;
 using gemm_bf16_nt_decode_n16w8 = Catalogued<Layout::NT, DecodeNtN16W8>;
 using gemm_bf16_nn_decode_n32w24 = Catalogued<Layout::NN, DecodeNnN32W24>;
 using gemm_bf16_nn_decode_n32w16 = Catalogued<Layout::NN, DecodeNnN32W16>;
+using gemm_bf16_nn_decode_n128w8 = Catalogued<Layout::NN, DecodeNnRingN128W8>;
 using gemm_fp16_nn_128x256 = Catalogued<Layout::NN, TileLarge>;
 using gemm_fp16_tn_128x256 = Catalogued<Layout::TN, TileLarge>;
 using gemm_fp16_nt_128x256 = Catalogued<Layout::NT, TileLargeNt>;
@@ -155,6 +160,7 @@ using gemm_fp16_nt_decode_n32w8 = Catalogued<Layout::NT, DecodeNtN32W8>;
 using gemm_fp16_nt_decode_n16w8 = Catalogued<Layout::NT, DecodeNtN16W8>;
 using gemm_fp16_nn_decode_n32w24 = Catalogued<Layout::NN, DecodeNnN32W24>;
 using gemm_fp16_nn_decode_n32w16 = Catalogued<Layout::NN, DecodeNnN32W16>;
+using gemm_fp16_nn_decode_n128w8 = Catalogued<Layout::NN, DecodeNnRingN128W8>;
 using gemm_tf32_nn_128x256 = Catalogued<Layout::NN, TileTf32Wide>;
 using gemm_tf32_tn_128x256 = Catalogued<Layout::TN, TileTf32Wide>;
 using gemm_tf32_nn_128x128 = Catalogued<Layout::NN, TileTf32Large>;
