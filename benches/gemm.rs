@@ -16,7 +16,8 @@
 //! 8192^3 >= 0.95x cuBLAS TF32, pedantic f32 >= 60% of cuBLAS pedantic fp32 (layout NN),
 //! decode M <= 16 at 4096 >= 1.2x cuBLAS (NN and NT).
 //! `--quick`: bf16 NN at 4096^3 and 8192^3 and decode M in {1, 16} at 4096.
-//! `CUBINS_GEMM_LAYOUTS=nn,tn`: only those layouts of the large shapes.
+//! `CUBINS_GEMM_LAYOUTS=nn,tn`: only those layouts of the large shapes (and of the decode
+//! grid, NN and NT by default).
 //! `CUBINS_GEMM_SWEEP=1`: also every bf16 schedule forced at the checked shapes (selector
 //! calibration); `CUBINS_GEMM_SWEEP=tma` only the schedules whose label holds `tma`.
 //! `CUBINS_GEMM_DECODE_GRID=1`: instead, decode over M in {1, 8, 16} x (N, K) in every pair of
@@ -95,7 +96,7 @@ const DECODE_BAR: f64 = 1.2;
 /// value: only the schedules whose label contains it.
 const SWEEP_ENV: &str = "CUBINS_GEMM_SWEEP";
 /// `CUBINS_GEMM_LAYOUTS=nn,nt`: the layouts of the large shapes (default: NN with `--quick`,
-/// else all).
+/// else all) and of the decode grid (default: NN and NT).
 const LAYOUTS_ENV: &str = "CUBINS_GEMM_LAYOUTS";
 /// `CUBINS_GEMM_DECODE_GRID=1`: the decode grid of the acceptance list instead: M in
 /// `GRID_M` x (N, K) in `GRID_NK`^2, NN and NT, every cell >= `GRID_BAR`x cuBLAS.
@@ -581,22 +582,31 @@ fn run(s: &mut Session<'_>) -> Result<()> {
             tiers.iter().map(|t| t.tier.name()).collect::<Vec<_>>()
         ));
     }
-    if std::env::var(DECODE_GRID_ENV).is_ok_and(|v| v == "1") {
-        return decode_grid(s, &cublas, &tiers);
-    }
-    let layouts: Vec<Layout> = match std::env::var(LAYOUTS_ENV) {
-        Ok(list) => list
-            .split(',')
-            .map(|l| {
-                Layout::ALL
-                    .into_iter()
-                    .find(|x| x.name() == l.trim().to_lowercase())
-                    .ok_or_else(|| format!("{LAYOUTS_ENV}={list}: expected nn, tn or nt"))
-            })
-            .collect::<Result<_>>()?,
-        Err(_) if quick => vec![Layout::NN],
-        Err(_) => Layout::ALL.to_vec(),
+    let chosen_layouts: Option<Vec<Layout>> = match std::env::var(LAYOUTS_ENV) {
+        Ok(list) => Some(
+            list.split(',')
+                .map(|l| {
+                    Layout::ALL
+                        .into_iter()
+                        .find(|x| x.name() == l.trim().to_lowercase())
+                        .ok_or_else(|| format!("{LAYOUTS_ENV}={list}: expected nn, tn or nt"))
+                })
+                .collect::<Result<_>>()?,
+        ),
+        Err(_) => None,
     };
+    if std::env::var(DECODE_GRID_ENV).is_ok_and(|v| v == "1") {
+        // The decode kernels take NN and NT (A read as [M][K]).
+        let layouts = chosen_layouts.unwrap_or_else(|| vec![Layout::NN, Layout::NT]);
+        return decode_grid(s, &cublas, &tiers, &layouts);
+    }
+    let layouts = chosen_layouts.unwrap_or_else(|| {
+        if quick {
+            vec![Layout::NN]
+        } else {
+            Layout::ALL.to_vec()
+        }
+    });
     for &spec in &tiers {
         for &layout in &layouts {
             for &shape in LARGE {
@@ -654,7 +664,12 @@ fn run(s: &mut Session<'_>) -> Result<()> {
 }
 
 /// The acceptance list's decode grid: every cell against cuBLAS as graph replay, >= `GRID_BAR`.
-fn decode_grid(s: &mut Session<'_>, cublas: &Cublas, tiers: &[TierSpec]) -> Result<()> {
+fn decode_grid(
+    s: &mut Session<'_>,
+    cublas: &Cublas,
+    tiers: &[TierSpec],
+    layouts: &[Layout],
+) -> Result<()> {
     let graph = s.timer.graph;
     s.timer.graph = true;
     let mut ratios = Vec::new();
@@ -662,7 +677,7 @@ fn decode_grid(s: &mut Session<'_>, cublas: &Cublas, tiers: &[TierSpec]) -> Resu
         .iter()
         .filter(|t| matches!(t.tier, Tier::Bf16 | Tier::Fp16))
     {
-        for layout in [Layout::NN, Layout::NT] {
+        for &layout in layouts {
             for &n in GRID_NK {
                 for &k in GRID_NK {
                     for &m in GRID_M {
