@@ -1059,6 +1059,30 @@ fn plan_flags_and_geometry() {
     let d = picked(Tier::Fp16, Layout::NN, 16, 4104, 4096);
     assert_eq!(d.entry, "gemm_fp16_nn_decode_n32w16");
     assert_eq!((d.grid, d.block), (129, 512));
+    // NN with at least one 128-column block per SM (132 on the H200) takes the ring walk and
+    // its ring; one block fewer keeps the direct 8-warp walk; NT keeps its own kernel.
+    let d = picked(Tier::Bf16, Layout::NN, 1, 28672, 4096);
+    assert_eq!(d.entry, "gemm_bf16_nn_decode_n128w8");
+    assert_eq!((d.grid, d.block, d.dynamic_smem_bytes), (224, 256, 73728));
+    assert!(
+        d.stamp_fields()
+            .contains("tile=\"decode n128 ring=4x64 warps=8 min-blocks=2\""),
+        "{}",
+        d.stamp_fields()
+    );
+    let edge = 128 * 132;
+    assert_eq!(
+        picked(Tier::Bf16, Layout::NN, 16, edge, 4096).entry,
+        "gemm_bf16_nn_decode_n128w8"
+    );
+    assert_eq!(
+        picked(Tier::Bf16, Layout::NN, 16, edge - 128, 4096).entry,
+        "gemm_bf16_nn_decode_n32w8"
+    );
+    assert_eq!(
+        picked(Tier::Bf16, Layout::NT, 1, 28672, 4096).entry,
+        "gemm_bf16_nt_decode_n32w8"
+    );
 }
 
 #[test]

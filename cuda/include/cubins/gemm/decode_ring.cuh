@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "cubins/common.cuh"
 #include "cubins/gemm/args.cuh"
 #include "cubins/gemm/epilogue.cuh"
 #include "cubins/gemm/fragments.cuh"
@@ -50,15 +51,6 @@ struct DecodeRing {
   static_assert(kBChunks % Tile::kThreads == 0, "whole chunks per thread");
   static_assert(16 * (kBK / 8) <= Tile::kThreads, "one chunk of A per thread at most");
 };
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ void ldmatrix_x2(unsigned addr, uint32_t (&r)[2]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
-}
 
 template <class T, class Tile, int MT>
 __device__ __forceinline__ void decode_ring_rows(const GemmArgs& p, unsigned ring) {
