@@ -7,8 +7,8 @@
 
 use super::model::{
     decode_column, epilogue_quad, epilogue_slot, execute, fma_owned, ldmatrix_x4, load_a,
-    load_b_pair, mma, raster_grouped, tf32_round, touched, MmaKind, MmaStage, MmaTileModel, CHUNK,
-    EPILOGUE_PAD,
+    load_b_pair, mma, raster_grouped, tf32_round, touched, MmaKind, MmaStage, MmaTileModel,
+    TileLayout, CHUNK, EPILOGUE_PAD,
 };
 use super::plan::{DecodeTile, Layout, RASTER_GROUP};
 
@@ -582,12 +582,6 @@ fn assert_loaded_once(w_loads: &[u32], k: usize) {
     }
 }
 
-/// `ring_chunk` (decode_ring.cuh): byte offset of 16-byte chunk `q` of row `r` in a ring tile
-/// of `row_bytes` rows (at least 128): the low three bits of `q` XOR `r % 8`.
-fn ring_chunk(r: usize, q: usize, row_bytes: usize) -> usize {
-    r * row_bytes + (((q & !7) | ((q ^ r) & 7)) << 4)
-}
-
 /// Emulates the decode kernel's ring walk (`decode_ring_rows`, NN): per k tile, every
 /// thread's 16-byte copies of B's rows and A's 16 rows into the swizzled stage (each chunk
 /// written once, each weight element loaded once), then each warp's ldmatrix.x4.trans of
@@ -601,8 +595,10 @@ fn emulate_decode_ring(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
     let (bn, bk, warps) = (tile.bn as usize, tile.ring_k as usize, tile.warps as usize);
     assert_eq!(bn, 16 * warps, "one 16-column tile per warp");
     let threads = 32 * warps;
-    let (b_row, a_row) = (2 * bn, 2 * bk);
-    let b_bytes = bk * b_row;
+    // Byte offsets of chunk (row, q) in the swizzled weight and A tiles (`DecodeRing`).
+    let b_chunk = |r: usize, q: usize| 16 * TileLayout::Swizzled.chunk(r, q, bk, bn / 8);
+    let a_chunk = |r: usize, q: usize| 16 * TileLayout::Swizzled.chunk(r, q, 16, bk / 8);
+    let b_bytes = bk * 2 * bn;
     let mt_count = if p.m <= 8 { 1 } else { 2 };
     let mut out = Outputs::new(p.m, p.n);
     let mut w_loads = vec![0u32; p.n * p.k];
@@ -610,8 +606,8 @@ fn emulate_decode_ring(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
         let n0 = block * bn;
         let mut acc = vec![vec![[[0.0f64; 4]; 32]; mt_count]; warps];
         for k0 in (0..p.k).step_by(bk) {
-            let mut stage = vec![0u8; b_bytes + 16 * a_row];
-            let mut written = vec![0u8; (b_bytes + 16 * a_row) / 16];
+            let mut stage = vec![0u8; b_bytes + 32 * bk];
+            let mut written = vec![0u8; (b_bytes + 32 * bk) / 16];
             let mut put = |at: usize, elems: [u32; 8]| {
                 written[at / 16] += 1;
                 for (e, v) in elems.iter().enumerate() {
@@ -636,7 +632,7 @@ fn emulate_decode_ring(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
                     } else {
                         [0; 8]
                     };
-                    put(ring_chunk(r, q, b_row), elems);
+                    put(b_chunk(r, q), elems);
                 }
                 if tid < 16 * (bk / 8) {
                     let (r, q) = (tid / (bk / 8), tid % (bk / 8));
@@ -645,7 +641,7 @@ fn emulate_decode_ring(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
                     } else {
                         [0; 8]
                     };
-                    put(b_bytes + ring_chunk(r, q, a_row), elems);
+                    put(b_bytes + a_chunk(r, q), elems);
                 }
             }
             assert!(
@@ -656,14 +652,14 @@ fn emulate_decode_ring(p: &EmuProblem, tile: &DecodeTile) -> Vec<f64> {
                 for kk in 0..bk / 16 {
                     let a_addrs: [u32; 32] = std::array::from_fn(|l| {
                         let (mi, rr) = (l >> 3, l & 7);
-                        ring_chunk(16 * kk + 8 * (mi >> 1) + rr, 2 * warp + (mi & 1), b_row) as u32
+                        b_chunk(16 * kk + 8 * (mi >> 1) + rr, 2 * warp + (mi & 1)) as u32
                     });
                     let a_ops = ldmatrix_x4(&stage, &a_addrs, true);
                     for (mt, acc) in acc.iter_mut().enumerate() {
                         // x2: lanes 0-15 address the two matrices (lanes 16-31 repeat them).
                         let b_addrs: [u32; 32] = std::array::from_fn(|l| {
                             let (mi, rr) = (l >> 3, l & 7);
-                            (b_bytes + ring_chunk(8 * mt + rr, 2 * kk + (mi & 1), a_row)) as u32
+                            (b_bytes + a_chunk(8 * mt + rr, 2 * kk + (mi & 1))) as u32
                         });
                         let regs = ldmatrix_x4(&stage, &b_addrs, false);
                         let b_ops: [[u32; 2]; 32] =

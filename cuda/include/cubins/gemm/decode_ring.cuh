@@ -9,8 +9,8 @@
 // ring of kRingK-row stages; the same pattern read 1.00-1.06x cuBLAS there (explorer).
 //
 // A stage holds the weights as [kRingK][kBlockN] and the activations A as [16][kRingK]
-// (rows past M zero), both with 16-byte chunk q of row r at chunk q ^ (r % 8) (within the
-// row's first eight chunks), so the eight rows an ldmatrix reads land on distinct banks.
+// (rows past M zero), both in the GEMM tiles' swizzle (SwizzledTile, layout.cuh), so the
+// eight rows an ldmatrix reads land on distinct banks.
 // Warp w multiplies columns 16 w .. 16 w + 15: the weights' m16 x k16 fragment by
 // ldmatrix.x4.trans, A^T's n8 fragments by ldmatrix.x2, as the direct walk computes
 // C^T = B^T A^T (one n8 tile of rows for M <= 8, two for M <= 16).
@@ -31,23 +31,24 @@
 namespace cubins {
 namespace gemm {
 
-// Byte offset of 16-byte chunk q of row r in a ring tile whose rows are `row_bytes` long.
-CUBINS_HD unsigned ring_chunk(int r, int q, int row_bytes) {
-  return static_cast<unsigned>(r * row_bytes + (((q & ~7) | ((q ^ r) & 7)) << 4));
-}
-
 template <class Tile>
 struct DecodeRing {
   static constexpr int kBK = Tile::kRingK;
   static constexpr int kStages = Tile::kRingStages;
-  static constexpr int kBRowBytes = Tile::kBlockN * 2, kARowBytes = kBK * 2;
-  static constexpr int kBBytes = kBK * kBRowBytes;
-  static constexpr int kABytes = 16 * kARowBytes;  // A^T's 16 rows
+  static constexpr int kBBytes = kBK * Tile::kBlockN * 2;
+  static constexpr int kABytes = 16 * kBK * 2;  // A^T's 16 rows
   static constexpr int kStageBytes = kBBytes + kABytes;
   static constexpr int kSmemBytes = kStages * kStageBytes;
   static constexpr int kBChunks = kBBytes / 16;
+  // Byte offsets of chunk q of row r in the swizzled weight and A tiles (SwizzledTile).
+  static CUBINS_HD unsigned b_chunk(int r, int q) {
+    return 16u * static_cast<unsigned>(SwizzledTile::chunk(r, q, kBK, Tile::kBlockN / 8));
+  }
+  static CUBINS_HD unsigned a_chunk(int r, int q) {
+    return 16u * static_cast<unsigned>(SwizzledTile::chunk(r, q, 16, kBK / 8));
+  }
   static_assert(Tile::kBlockN == 16 * Tile::kWarps, "one 16-column mma tile per warp");
-  static_assert(kBK % 16 == 0 && kARowBytes >= 128 && kBRowBytes >= 128, "rows of whole swizzle atoms");
+  static_assert(kBK % 64 == 0 && Tile::kBlockN % 64 == 0, "rows of whole 128-byte swizzle lines");
   static_assert(kBChunks % Tile::kThreads == 0, "whole chunks per thread");
   static_assert(16 * (kBK / 8) <= Tile::kThreads, "one chunk of A per thread at most");
 };
@@ -73,13 +74,13 @@ __device__ __forceinline__ void decode_ring_rows(const GemmArgs& p, unsigned rin
       const int c = tid + j * THREADS, r = c / (BN / 8), q = c % (BN / 8);
       const bool ok = k0 + r < p.k && n0 + 8 * q < p.n;
       const T* src = B + (ok ? static_cast<int64_t>(k0 + r) * p.ldb + n0 + 8 * q : 0);
-      cp_async_16_zfill(sb + ring_chunk(r, q, R::kBRowBytes), src, ok ? 16 : 0);
+      cp_async_16_zfill(sb + R::b_chunk(r, q), src, ok ? 16 : 0);
     }
     if (tid < 16 * (BK / 8)) {
       const int r = tid / (BK / 8), q = tid % (BK / 8);
       const bool ok = r < p.m && k0 + 8 * q < p.k;  // K % 8 == 0: a chunk is all in or all out
       const T* src = A + (ok ? static_cast<int64_t>(r) * p.lda + k0 + 8 * q : 0);
-      cp_async_16_zfill(sa + ring_chunk(r, q, R::kARowBytes), src, ok ? 16 : 0);
+      cp_async_16_zfill(sa + R::a_chunk(r, q), src, ok ? 16 : 0);
     }
   };
 
@@ -106,12 +107,12 @@ __device__ __forceinline__ void decode_ring_rows(const GemmArgs& p, unsigned rin
       // The weights' fragment (rows = columns n, cols = k) from [k][n]: matrix mi covers k
       // rows 8 (mi / 2) .. + 7 and columns 16 warp + 8 (mi % 2) .. + 7, transposed.
       uint32_t a_ops[4];
-      ldmatrix_x4_trans(sb + ring_chunk(16 * kk + 8 * (mi >> 1) + rr, 2 * warp + (mi & 1), R::kBRowBytes), a_ops);
+      ldmatrix_x4_trans(sb + R::b_chunk(16 * kk + 8 * (mi >> 1) + rr, 2 * warp + (mi & 1)), a_ops);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         // A^T's k16 x n8 fragment from [m][k]: rows 8 mt .. + 7, k chunks 2 kk and 2 kk + 1.
         uint32_t b_ops[2];
-        ldmatrix_x2(sa + ring_chunk(8 * mt + rr, 2 * kk + (mi & 1), R::kARowBytes), b_ops);
+        ldmatrix_x2(sa + R::a_chunk(8 * mt + rr, 2 * kk + (mi & 1)), b_ops);
         MmaTraits<T>::mma(acc[mt], a_ops, b_ops);
       }
     }
