@@ -104,6 +104,9 @@ const DECODE_GRID_ENV: &str = "CUBINS_GEMM_DECODE_GRID";
 const GRID_M: &[usize] = &[1, 8, 16];
 const GRID_NK: &[usize] = &[4096, 8192, 14336, 28672];
 const GRID_BAR: f64 = 1.0;
+/// `CUBINS_GEMM_DECODE_GRID_N=28672`: only the grid's rows of these N (a grid longer than
+/// one device call runs in parts).
+const DECODE_GRID_N_ENV: &str = "CUBINS_GEMM_DECODE_GRID_N";
 /// `CUBINS_GEMM_RANDOM=N`: instead, N seeded random bf16 shapes (`sweep_shapes`: M, N, K in
 /// 1..=16384, every layout, a quarter with odd leading dimensions), each against cuBLAS, and
 /// their distribution; `CUBINS_GEMM_RANDOM_SEED` picks another set.
@@ -121,6 +124,22 @@ const GRAPH_BELOW_FLOPS: u64 = 35_000_000_000;
 const RANDOM_EVERY_BAR: f64 = 0.80;
 const RANDOM_MEDIAN_BAR: f64 = 0.95;
 const TIERS_ENV: &str = "CUBINS_GEMM_TIERS";
+/// `CUBINS_GEMM_SPLITS=S`: every reading forces S slices of K on the mma.sync tiles (1: no
+/// split; S >= 2 is refused where the plan has no mma.sync tile), the selector's otherwise.
+const SPLITS_ENV: &str = "CUBINS_GEMM_SPLITS";
+
+/// The forced split count of `SPLITS_ENV`, if set.
+fn forced_splits() -> Result<Option<u32>> {
+    match std::env::var(SPLITS_ENV) {
+        Ok(v) => match v.trim().parse() {
+            Ok(s) if s >= 1 => Ok(Some(s)),
+            _ => Err(format!(
+                "{SPLITS_ENV}={v}: expected a count of slices, at least 1"
+            )),
+        },
+        Err(_) => Ok(None),
+    }
+}
 
 /// One reading: tier, layout, (M, N, K), the leading dimensions' padding (A, B, C) and a
 /// schedule forced instead of the selector's.
@@ -257,7 +276,7 @@ where
             choice: plan::Choice {
                 schedule: cell.schedule,
                 grid: None,
-                splits: None,
+                splits: forced_splits()?,
             },
             lda: Some(shape.lda()),
             ldb: Some(shape.ldb()),
@@ -670,6 +689,18 @@ fn decode_grid(
     tiers: &[TierSpec],
     layouts: &[Layout],
 ) -> Result<()> {
+    let rows: Vec<usize> = match std::env::var(DECODE_GRID_N_ENV) {
+        Ok(list) => list
+            .split(',')
+            .map(|v| match v.trim().parse() {
+                Ok(n) if GRID_NK.contains(&n) => Ok(n),
+                _ => Err(format!(
+                    "{DECODE_GRID_N_ENV}={list}: expected N in {GRID_NK:?}"
+                )),
+            })
+            .collect::<Result<_>>()?,
+        Err(_) => GRID_NK.to_vec(),
+    };
     let graph = s.timer.graph;
     s.timer.graph = true;
     let mut ratios = Vec::new();
@@ -678,7 +709,7 @@ fn decode_grid(
         .filter(|t| matches!(t.tier, Tier::Bf16 | Tier::Fp16))
     {
         for &layout in layouts {
-            for &n in GRID_NK {
+            for &n in &rows {
                 for &k in GRID_NK {
                     for &m in GRID_M {
                         let cell = Cell::new(spec, layout, (m, n, k));

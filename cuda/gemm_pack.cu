@@ -21,6 +21,7 @@ __device__ __forceinline__ void pack(const T* __restrict__ src, T* __restrict__ 
   constexpr int kPerChunk = 16 / sizeof(T);
   const int chunks = ld_dst / kPerChunk;  // ld_dst is whole chunks
   const uint64_t total = static_cast<uint64_t>(rows) * chunks;
+  cubins::wait_for_previous_grid();  // launched as a programmatic dependent (sm_90 and later)
   for (uint64_t i = cubins::global_thread_index(); i < total; i += cubins::grid_threads()) {
     const int row = static_cast<int>(i / chunks), col = static_cast<int>(i % chunks) * kPerChunk;
     const T* from = src + static_cast<int64_t>(row) * ld_src + col;

@@ -28,6 +28,7 @@ __device__ __forceinline__ void splitk_reduce(const float* __restrict__ partial,
   const int quads = cubins::gemm::ceil_div(n, 4);
   const uint64_t total = static_cast<uint64_t>(m) * quads;
   const bool vec = n % 4 == 0;
+  cubins::wait_for_previous_grid();  // launched as a programmatic dependent (sm_90 and later)
   for (uint64_t i = cubins::global_thread_index(); i < total; i += cubins::grid_threads()) {
     const int row = static_cast<int>(i / quads), col = static_cast<int>(i % quads) * 4;
     const float* p = partial + static_cast<int64_t>(row) * n + col;

@@ -1851,10 +1851,10 @@ fn forced_splits_are_honoured_or_refused_with_the_rule() {
 }
 
 /// The 16-bit operand pass: an operand off 16-byte chunks (odd leading dimension or base) is
-/// copied into the workspace with rows in whole chunks when the pass costs at most the GEMM
+/// copied into the workspace with rows in whole chunks where the element path would read enough of it to pay for the pass
 /// (the random sweep's element-path shapes), and the GEMM is planned on the copy: vector flags
-/// on, the TMA tile where it fills the GPU, a split's planes after the copies. Weights of a
-/// decode-sized call stay where they are (copying them would cost twice the GEMM).
+/// on, the TMA tile where it fills the GPU, a split's planes after the copies, decode weights
+/// included.
 #[test]
 fn operands_off_16_byte_chunks_are_packed_where_the_pass_pays() {
     let vec = plan::flags::VEC_A | plan::flags::VEC_B;
@@ -1897,15 +1897,34 @@ fn operands_off_16_byte_chunks_are_packed_where_the_pass_pays() {
     let pl = plan::plan(&with_workspace(shifted), &H200, &Choice::default(), false).unwrap();
     assert_eq!((pl.pack_a.map(|a| a.ld), pl.pack_b), (Some(304), None));
 
-    // Decode-sized weights off 16-byte chunks stay in place (A, 8 rows, is copied).
-    let mut decode = problem(Tier::Bf16, Layout::NT, 8, 4096, 4095);
-    decode.ldb = 4095;
+    // Decode-sized weights off 16-byte chunks are copied too (the element path would stream
+    // them at a fraction of the bandwidth), and the decode kernel reads the copies.
+    let mut decode = problem(Tier::Bf16, Layout::NT, 8, 4096, 4096);
+    decode.ldb = 4097;
     let pl = plan::plan(&with_workspace(decode), &H200, &Choice::default(), false).unwrap();
     assert_eq!(
-        (pl.pack_a.map(|a| a.ld), pl.pack_b),
-        (Some(4096), None),
+        (pl.pack_a.map(|a| a.ld), pl.pack_b.map(|b| (b.rows, b.ld))),
+        (None, Some((4096, 4096))),
         "{pl:?}"
     );
+    assert!(matches!(pl.schedule, Schedule::Decode(_)), "{pl:?}");
+    // So are large weights read by few rows (the sweep's 20 x 14797 x 3638, odd ld: 0.498x
+    // of cuBLAS on the element path, run80).
+    let mut wide = problem(Tier::Bf16, Layout::NN, 20, 14797, 3638);
+    (wide.lda, wide.ldb, wide.ldc) = (3639, 14799, 14799);
+    let pl = plan::plan(
+        &with_workspace(wide),
+        &H200_SM90A,
+        &Choice::default(),
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        (pl.pack_a.map(|a| a.ld), pl.pack_b.map(|b| b.ld)),
+        (Some(3640), Some(14800)),
+        "{pl:?}"
+    );
+    assert_eq!(pl.flags & vec, vec, "{pl:?}");
 
     // Tiny calls, where the pass's launch costs more than the element loads it saves
     // (run73), aligned operands, other tiers, and a workspace too small for the copy: nothing

@@ -597,6 +597,16 @@ fn selector_shapes_take_the_planned_kernel_and_match() {
                     case.describe()
                 );
             }
+            // The kernels that wait on the grid dependency (decode, mma.sync) launch as
+            // programmatic dependents where sm_90 code runs on a CUDA 12.3+ driver.
+            let waits = matches!(launch.plan.schedule, Schedule::Decode(_) | Schedule::Mma(_));
+            let route = gpu.route(&launch.plan.entry).unwrap();
+            assert_eq!(
+                launch.programmatic,
+                waits && route.code_cc >= 90 && driver_version() >= 12030,
+                "{}: {route}",
+                case.describe()
+            );
             // Where the sm_90a cubin runs, the largest shape takes the TMA tile.
             if m == 2048 {
                 assert_eq!(
@@ -690,6 +700,24 @@ fn decode_shapes_take_the_decode_kernel() {
                 case.describe()
             );
         }
+    }
+    // NN wide enough for the ring walk, with N and K tails (N % 128 = 8, K % 64 = 40) and
+    // alpha, beta and bias.
+    for m in [1, 5, 16] {
+        let case = Case::new(Layout::NN, m, 28680, 1000).scalars(0.75, 0.5, true);
+        let l = parity_case::<bf16, bf16>(&gpu, &stream, Tier::Bf16, &case, m as u64);
+        assert!(
+            l.plan.entry.ends_with("_nn_decode_n128w8"),
+            "{}",
+            l.plan.entry
+        );
+        println!("{}", l.stamp(&gpu).unwrap());
+        let l = parity_case::<f16, f32>(&gpu, &stream, Tier::Fp16, &case, m as u64 + 1);
+        assert!(
+            l.plan.entry.ends_with("_nn_decode_n128w8"),
+            "{}",
+            l.plan.entry
+        );
     }
 }
 
@@ -1056,6 +1084,12 @@ fn digest_outputs(gpu: &Gpu) -> Vec<(String, Vec<u8>)> {
         }
         if layout != Layout::TN {
             let case = Case::new(layout, 16, 512, 1024);
+            out.push(one::<bf16, bf16>(gpu, &stream, Tier::Bf16, &case));
+            out.push(one::<f16, f16>(gpu, &stream, Tier::Fp16, &case));
+        }
+        // NN decode wide enough for the ring walk (ceil(N / 128) >= the SMs of any Hopper).
+        if layout == Layout::NN {
+            let case = Case::new(layout, 8, 28672, 512).scalars(1.0, 0.0, true);
             out.push(one::<bf16, bf16>(gpu, &stream, Tier::Bf16, &case));
             out.push(one::<f16, f16>(gpu, &stream, Tier::Fp16, &case));
         }

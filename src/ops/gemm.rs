@@ -124,9 +124,10 @@ impl GemmDesc {
 pub struct GemmLaunch {
     pub problem: Problem,
     pub plan: Plan,
-    /// Launched as a programmatic dependent of the stream's previous kernel (decode kernels
-    /// from sm_90 code, where the driver has `cuLaunchKernelEx`): its blocks are scheduled
-    /// while that kernel drains and wait on it before their first memory access.
+    /// Launched as a programmatic dependent of the stream's previous kernel (decode and
+    /// mma.sync kernels from sm_90 code, where the driver has `cuLaunchKernelEx`; the operand
+    /// and reduce passes too): its blocks are scheduled while that kernel drains and wait on
+    /// it before their first memory access.
     pub programmatic: bool,
 }
 
@@ -237,6 +238,8 @@ pub trait GemmInput: crate::runtime::Dtype {
     const DTYPE: Dtype;
     /// The tier of this input type when the call names none (`None`: f32, which must).
     const TIER: Option<Tier>;
+    /// Every entry point [`launch`](Self::launch) and [`launch_tma`](Self::launch_tma) name.
+    const ENTRIES: &'static [&'static str];
     /// Element type of the kernels' `c` parameter (`u8` where the output type varies).
     type C: Copy + 'static;
 
@@ -305,6 +308,7 @@ macro_rules! gemm_input {
      pack { $($pack_launcher:ident)? }) => {
         impl GemmInput for $t {
             const DTYPE: Dtype = $dtype;
+            const ENTRIES: &'static [&'static str] = &[$($entry,)* $($tma_entry,)*];
             const TIER: Option<Tier> = $tier;
             type C = $c;
 
@@ -391,6 +395,7 @@ gemm_input!(Bf16, Dtype::Bf16, Some(Tier::Bf16), u8, {
     "gemm_bf16_nn_decode_n32w24" => GemmBf16NnDecodeN32w24,
     "gemm_bf16_nn_decode_n32w16" => GemmBf16NnDecodeN32w16,
     "gemm_bf16_nn_decode_n32w8" => GemmBf16NnDecodeN32w8,
+    "gemm_bf16_nn_decode_n128w8" => GemmBf16NnDecodeN128w8,
 }, tma {
     "gemm_bf16_nn_tma_128x256" => GemmBf16NnTma128x256,
     "gemm_bf16_tn_tma_128x256" => GemmBf16TnTma128x256,
@@ -424,6 +429,7 @@ gemm_input!(F16, Dtype::F16, Some(Tier::Fp16), u8, {
     "gemm_fp16_nn_decode_n32w24" => GemmFp16NnDecodeN32w24,
     "gemm_fp16_nn_decode_n32w16" => GemmFp16NnDecodeN32w16,
     "gemm_fp16_nn_decode_n32w8" => GemmFp16NnDecodeN32w8,
+    "gemm_fp16_nn_decode_n128w8" => GemmFp16NnDecodeN128w8,
 }, tma {
     "gemm_fp16_nn_tma_128x256" => GemmFp16NnTma128x256,
     "gemm_fp16_tn_tma_128x256" => GemmFp16TnTma128x256,
@@ -667,15 +673,22 @@ fn plan_on_buffers<T: GemmInput, O: GemmOutput>(
     })
 }
 
-/// Whether `plan`'s kernel launches as a programmatic dependent: a decode kernel (the only
-/// ones that wait on the grid dependency, in code built for sm_90 and later; docs/kernels/
-/// gemm.md) on a route with such code, and a driver with `cuLaunchKernelEx`. The launch gap
-/// it hides is 2-11% of a decode kernel's time at N = K = 4096 (run33).
+/// Whether `plan`'s kernel launches as a programmatic dependent: a decode or mma.sync kernel
+/// (the GEMM kernels that wait on the grid dependency first, in code built for sm_90 and
+/// later; docs/kernels/gemm.md) on a route with such code, and a driver with
+/// `cuLaunchKernelEx`. The launch gap it hides is 2-11% of a decode kernel's time at
+/// N = K = 4096 (run33), and most of what a tiny call costs.
 fn launches_as_programmatic_dependent(gpu: &Gpu, plan: &Plan) -> Result<bool, Error> {
-    if !matches!(plan.schedule, Schedule::Decode(_)) || plan.grid == 0 {
+    if !matches!(plan.schedule, Schedule::Decode(_) | Schedule::Mma(_)) || plan.grid == 0 {
         return Ok(false);
     }
-    Ok(gpu.route(&plan.entry)?.code_cc >= 90 && gpu.programmatic_launch())
+    programmatic_route(gpu, &plan.entry)
+}
+
+/// Whether `entry`, a kernel that waits on the grid dependency before touching memory, runs
+/// sm_90 code here on a driver that launches programmatic dependents.
+fn programmatic_route(gpu: &Gpu, entry: &str) -> Result<bool, Error> {
+    Ok(gpu.route(entry)?.code_cc >= 90 && gpu.programmatic_launch())
 }
 
 /// `C = alpha * op(A) op(B) + beta * C (+ bias)` on `stream`, on the tier of the input type
@@ -852,7 +865,9 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
             T::pack(
                 gpu,
                 stream,
-                &LaunchConfig::linear(pk.grid, pk.block),
+                &LaunchConfig::linear(pk.grid, pk.block).with_programmatic_dependent(
+                    programmatic_route(gpu, &plan::pack_entry(T::DTYPE))?,
+                ),
                 (
                     src,
                     dst,
@@ -935,7 +950,11 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
     // else (checked by the plan).
     unsafe { T::launch(gpu, stream, &config, &pl.entry, &args)? };
     if let Some((split, planes)) = split {
-        let config = LaunchConfig::linear(split.reduce_grid, split.reduce_block);
+        let config = LaunchConfig::linear(split.reduce_grid, split.reduce_block)
+            .with_programmatic_dependent(programmatic_route(
+                gpu,
+                &plan::splitk_reduce_entry(p.out),
+            )?);
         // SAFETY: the planes hold splits x M x N floats, written by the launch above on this
         // stream; C covers M rows of ldc (checked), and VEC_C is C's own alignment.
         unsafe {
@@ -964,6 +983,30 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
 mod tests {
     use super::plan::{fits, DeviceFacts, SmemClass, TILE_TMA};
     use super::*;
+
+    /// Every entry point the planner can name, on every shared-memory class, has a typed
+    /// launcher (a catalogued tile without one plans and then fails at launch).
+    #[test]
+    fn every_planned_entry_point_has_a_launcher() {
+        let mut checked = 0;
+        for tier in [Tier::Bf16, Tier::Fp16, Tier::Tf32, Tier::F32Pedantic] {
+            let entries = match tier {
+                Tier::Bf16 => Bf16::ENTRIES,
+                Tier::Fp16 => F16::ENTRIES,
+                Tier::Tf32 | Tier::F32Pedantic => <f32 as GemmInput>::ENTRIES,
+            };
+            for class in SmemClass::ALL {
+                for layout in Layout::ALL {
+                    for schedule in plan::schedules(tier, layout, class) {
+                        let entry = plan::entry_name(tier, layout, &schedule);
+                        assert!(entries.contains(&entry.as_str()), "{entry}: no launcher");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
+    }
 
     /// Wherever the planner lets the TMA tile run, the copy engine takes both tensor maps
     /// (`Tiled2d::check`, the rules the driver's encode enforces); where it refuses, for a

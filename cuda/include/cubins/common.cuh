@@ -14,6 +14,16 @@ __device__ __forceinline__ uint64_t grid_threads() {
   return static_cast<uint64_t>(gridDim.x) * blockDim.x;
 }
 
+// A kernel the runtime may launch as a programmatic dependent of the stream's previous kernel
+// (sm_90 code and later) calls this before its first global memory access: its blocks may be
+// scheduled while that kernel drains, so nothing is read or written before that kernel has
+// finished and its writes are visible. Launched plainly, it returns at once.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // cp.async (sm_80+): 16-byte global -> shared copy that bypasses L1 (LDGSTS.E.BYPASS.128).
 __device__ __forceinline__ void cp_async_16(void* smem_dst, const void* gmem_src) {
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));

@@ -522,16 +522,13 @@ pub fn pack_entry(input: Dtype) -> String {
     format!("gemm_pack_{}", input.name())
 }
 pub const PACK_BLOCK: u32 = 256;
-/// The planner packs an operand when the pass (reading and writing it) moves at most the bytes
-/// the GEMM itself costs: its own traffic, its flops at this many per byte (the H200's bf16
-/// tensor rate over its memory bandwidth, about 200), or the bytes a pass moves in a launch's
-/// latency, whichever is most. The element path it replaces runs 2-3x slower (run72).
-pub const PACK_FLOPS_PER_BYTE: u64 = 200;
-pub const PACK_FREE_BYTES: u64 = 16 << 20;
-/// ... and only where the element path would read at least this many bytes of the operand
-/// (its bytes times the tiles that read it, counted in 64-wide tiles): below it the pass's
-/// launch costs more than the element loads it saves (run73: 550x2x1 and 2x25x13 went from
-/// 0.79x and 0.92x of cuBLAS to 0.51x and 0.55x with a copy).
+/// The planner packs an operand wherever the element path would read at least this many bytes
+/// of it (its bytes times the tiles that read it, counted in 64-wide tiles): element loads
+/// stream at a fraction of the bandwidth (run80: 107 MB of weights in 183 us, 0.58 TB/s, on
+/// an H200 that copies at 4 TB/s), so a pass that reads and writes the operand once and lets
+/// the GEMM read the copy by vectors costs less at any size past the pass's launch. Below it
+/// the launch costs more than the element loads it saves (run73: 550x2x1 and 2x25x13 went
+/// from 0.79x and 0.92x of cuBLAS to 0.51x and 0.55x with a copy).
 pub const PACK_MIN_ELEMENT_BYTES: u64 = 256 << 10;
 
 /// A 16-bit operand the plan copies into the workspace before the GEMM, because its base or
@@ -569,7 +566,7 @@ impl Packed {
 }
 
 /// The operands of `p` the plan packs (16-bit tiers, where the workspace holds them and the
-/// pass pays: [`PACK_FLOPS_PER_BYTE`], [`PACK_MIN_ELEMENT_BYTES`]), and the problem the GEMM kernel then runs: packed
+/// pass pays: [`PACK_MIN_ELEMENT_BYTES`]), and the problem the GEMM kernel then runs: packed
 /// operands at their workspace addresses with their new leading dimensions, the workspace
 /// after them left for a split.
 fn packed(p: &Problem) -> (Problem, Option<Packed>, Option<Packed>) {
@@ -584,17 +581,12 @@ fn packed(p: &Problem) -> (Problem, Option<Packed>, Option<Packed>) {
     let (a_rows, a_cols) = p.a_stored();
     let (b_rows, b_cols) = p.b_stored();
     let size = |r: u32, c: u32, b: u32| u64::from(r) * u64::from(c) * u64::from(b);
-    let traffic = size(a_rows, a_cols, e) + size(b_rows, b_cols, e) + size(p.m, p.n, p.out.bytes());
-    let flops = 2 * u64::from(p.m) * u64::from(p.n) * u64::from(p.k);
-    let budget = (flops / PACK_FLOPS_PER_BYTE)
-        .max(traffic)
-        .max(PACK_FREE_BYTES);
     let mut used = 0u64;
     let mut take = |wanted: bool, rows: u32, cols: u32, reads: u32| {
         let pk = Packed::new(rows, cols, e, used);
         let bytes = pk.bytes(e);
         let element_bytes = size(rows, cols, e) * u64::from(reads.div_ceil(64));
-        let pays = element_bytes >= PACK_MIN_ELEMENT_BYTES && 2 * bytes <= budget;
+        let pays = element_bytes >= PACK_MIN_ELEMENT_BYTES;
         (wanted && pays && used + bytes <= ws.bytes).then(|| {
             used += bytes;
             pk

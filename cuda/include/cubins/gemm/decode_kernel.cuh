@@ -47,6 +47,7 @@
 
 #include <cstdint>
 
+#include "cubins/common.cuh"
 #include "cubins/gemm/epilogue.cuh"
 #include "cubins/gemm/fragments.cuh"
 #include "cubins/gemm/layout.cuh"
@@ -307,13 +308,7 @@ __device__ __forceinline__ void decode_rows(const GemmArgs& p, float* partial) {
 template <class T, Layout L, class Tile>
 __device__ __forceinline__ void gemm_decode(const GemmArgs& p) {
   static_assert(L == Layout::NT || L == Layout::NN, "decode reads A as [M][K]");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // The runtime launches this kernel as a programmatic dependent of the stream's previous
-  // kernel (sm_90 code and later): its blocks may be scheduled while that kernel drains, so
-  // nothing is read or written before it has finished and its writes are visible. Without
-  // the launch attribute the wait returns at once.
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+  wait_for_previous_grid();  // launched as a programmatic dependent (sm_90 code and later)
   if constexpr (Tile::kRing) {
     static_assert(L == Layout::NN, "the ring walk reads B as [K][N]");
     gemm_decode_ring<T, Tile>(p);

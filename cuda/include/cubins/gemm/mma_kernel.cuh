@@ -57,6 +57,7 @@ __device__ __forceinline__ void gemm_mma(const GemmArgs& p) {
   static_assert(BK % MmaTraits<T>::kK == 0, "BK is whole mma k steps");
 
   extern __shared__ uint4 smem[];
+  wait_for_previous_grid();  // launched as a programmatic dependent (sm_90 code and later)
   // A launch with less dynamic shared memory than the ring needs would corrupt memory;
   // stop it loudly instead.
   if (dynamic_smem_bytes() < static_cast<unsigned>(Stage::kSmemBytes)) __trap();
