@@ -25,7 +25,7 @@
 //! `CUBINS_GEMM_TIERS=tf32,bf16`: only those tiers (names as on the STAMP line).
 //! `CUBINS_GEMM_RANDOM=48`: instead, 48 seeded random bf16 shapes in every layout, a quarter of
 //! them with odd leading dimensions, and their ratio distribution (selector calibration);
-//! `CUBINS_GEMM_RANDOM_SHAPES=12..24` runs only that slice of the set (one device call each).
+//! `CUBINS_GEMM_RANDOM_SHAPES=12..24` (or `0,5,9`) runs only those shapes of the set.
 
 mod harness;
 
@@ -112,8 +112,8 @@ const DECODE_GRID_N_ENV: &str = "CUBINS_GEMM_DECODE_GRID_N";
 /// their distribution; `CUBINS_GEMM_RANDOM_SEED` picks another set.
 const RANDOM_ENV: &str = "CUBINS_GEMM_RANDOM";
 const RANDOM_SEED_ENV: &str = "CUBINS_GEMM_RANDOM_SEED";
-/// `CUBINS_GEMM_RANDOM_SHAPES=A..B`: only shapes A..B of the set (a sweep longer than one
-/// device call runs as slices; each SWEEP line names its shape's index).
+/// `CUBINS_GEMM_RANDOM_SHAPES=A..B,I,...`: only these shapes of the set (a sweep longer than
+/// one device call runs as slices; each SWEEP line names its shape's index).
 const RANDOM_SHAPES_ENV: &str = "CUBINS_GEMM_RANDOM_SHAPES";
 /// The random set's bounds: about 3 ms of cuBLAS per call, 256 MiB per bf16 operand.
 const RANDOM_MAX_FLOPS: u64 = 1 << 41;
@@ -480,10 +480,25 @@ fn check_ratio(s: &mut Session<'_>, what: String, ratio: Option<f64>, bar: f64) 
 
 /// The random set against cuBLAS, then its distribution and the two checks.
 /// `A..B` with `A < B <= count`.
-fn parse_slice(text: &str, count: usize) -> Option<std::ops::Range<usize>> {
-    let (a, b) = text.split_once("..")?;
-    let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-    (a < b && b <= count).then_some(a..b)
+/// The shape indices of `RANDOM_SHAPES_ENV`: comma-separated ranges `A..B` and single
+/// indices, each below `count`, in the order given.
+fn parse_indices(text: &str, count: usize) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let range = match part.split_once("..") {
+            Some((a, b)) => a.trim().parse().ok()?..b.trim().parse().ok()?,
+            None => {
+                let i: usize = part.parse().ok()?;
+                i..i + 1
+            }
+        };
+        if range.start >= range.end || range.end > count {
+            return None;
+        }
+        out.extend(range);
+    }
+    Some(out)
 }
 
 fn random_sweep(
@@ -491,18 +506,15 @@ fn random_sweep(
     cublas: &Cublas,
     count: usize,
     seed: u64,
-    slice: std::ops::Range<usize>,
+    indices: &[usize],
+    span: &str,
 ) -> Result<()> {
     let graph = s.timer.graph;
     let mut ratios = Vec::new();
     let set = sweep_shapes(count, seed, RANDOM_MAX_FLOPS, RANDOM_MAX_ELEMENTS);
-    let span = format!("shapes {}..{} of {count}", slice.start, slice.end);
-    for (index, g) in set
-        .into_iter()
-        .enumerate()
-        .take(slice.end)
-        .skip(slice.start)
-    {
+    let span = format!("shapes {span} of {count}");
+    for &index in indices {
+        let g = set[index];
         let layout = match g.layout() {
             "TN" => Layout::TN,
             "NT" => Layout::NT,
@@ -567,13 +579,19 @@ fn run(s: &mut Session<'_>) -> Result<()> {
                 .map_err(|_| format!("{RANDOM_SEED_ENV}={v}: expected a hex seed"))?,
             Err(_) => 0x5EED,
         };
-        let slice = match std::env::var(RANDOM_SHAPES_ENV) {
-            Ok(v) => parse_slice(&v, count).ok_or_else(|| {
-                format!("{RANDOM_SHAPES_ENV}={v}: expected A..B with A < B <= {count}")
-            })?,
-            Err(_) => 0..count,
+        let (indices, span) = match std::env::var(RANDOM_SHAPES_ENV) {
+            Ok(v) => (
+                parse_indices(&v, count).ok_or_else(|| {
+                    format!(
+                        "{RANDOM_SHAPES_ENV}={v}: expected ranges A..B and indices I, \
+                         comma-separated, below {count}"
+                    )
+                })?,
+                v,
+            ),
+            Err(_) => ((0..count).collect(), format!("0..{count}")),
         };
-        return random_sweep(s, &cublas, count, seed, slice);
+        return random_sweep(s, &cublas, count, seed, &indices, &span);
     }
     let quick = s.options.quick;
 
