@@ -1717,7 +1717,8 @@ fn small_outputs_with_a_long_k_split_k_where_a_workspace_is_lent() {
                 let k_tiles = k.div_ceil(t.bk);
                 assert!(split.splits >= 2, "{what}: {split:?}");
                 assert!(
-                    u64::from(pl.grid) * u64::from(split.splits) <= u64::from(device.sm_count),
+                    u64::from(pl.grid) * u64::from(split.splits)
+                        <= u64::from(device.sm_count * t.min_blocks),
                     "{what}: {split:?}"
                 );
                 assert!(
@@ -1758,14 +1759,35 @@ fn small_outputs_with_a_long_k_split_k_where_a_workspace_is_lent() {
     }
 }
 
-/// No split where the tiles already fill the GPU, where K is short, for the decode kernel, or
+/// The sweep's split shapes (run84): slices of one k tile where the block slots allow, the
+/// skinny tiles' `min_blocks` per SM counted as slots.
+#[test]
+fn split_counts_fill_the_block_slots_of_a_wave() {
+    for (layout, m, n, k, want) in [
+        (Layout::NN, 72, 3, 600, (5, 1)),
+        (Layout::NN, 41, 721, 1923, (8, 2)),
+        (Layout::TN, 2680, 2, 4631, (6, 7)),
+        (Layout::NN, 2, 134, 5733, (23, 2)),
+    ] {
+        let p = with_workspace(problem(Tier::Bf16, layout, m, n, k));
+        let pl = plan::plan(&p, &H200_SM90A, &Choice::default(), false).unwrap();
+        let split = pl.split.unwrap_or_else(|| panic!("{m}x{n}x{k}: {pl:?}"));
+        assert_eq!(
+            (split.splits, split.k_tiles_per_slice),
+            want,
+            "{m}x{n}x{k}: {pl:?}"
+        );
+    }
+}
+
+/// No split where the tiles already fill the GPU, where K is one k tile, for the decode kernel, or
 /// for a forced `splits: Some(1)`.
 #[test]
 fn full_waves_short_k_and_decode_do_not_split() {
     let cases = [
         (Tier::Bf16, Layout::NN, 4096, 4096, 4096),
         (Tier::Bf16, Layout::NT, 2048, 2048, 16384),
-        (Tier::Bf16, Layout::NN, 41, 721, 300),
+        (Tier::Bf16, Layout::NN, 41, 721, 120),
         (Tier::Bf16, Layout::NN, 16, 4096, 4096),
         (Tier::Fp16, Layout::NT, 1, 128, 8192),
         (Tier::F32Pedantic, Layout::NN, 32, 32, 65536),

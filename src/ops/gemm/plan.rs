@@ -618,9 +618,12 @@ pub fn splitk_reduce_entry(out: Dtype) -> String {
     format!("gemm_splitk_reduce_{}", out.name())
 }
 pub const SPLITK_REDUCE_BLOCK: u32 = 256;
-/// The fewest k values the selector gives one slice (at least one k tile): below it a
-/// slice's ring barely fills before it drains.
-pub const SPLITK_MIN_SLICE_K: u32 = 256;
+/// The fewest k values the selector gives one slice (at least one k tile). A skinny tile's
+/// k tile of 128 costs a block about 1.0-1.4 us at these sizes, latency, not bandwidth, and the
+/// reduce pass (a programmatic dependent) less than one k tile: run84 on an H100, the sweep's
+/// split shapes unsplit against split, 72 x 3 x 600 12.47 -> 10.09 us (5 -> 3 k tiles),
+/// 2 x 134 x 5733 49.42 -> 10.76 us (45 -> 3).
+pub const SPLITK_MIN_SLICE_K: u32 = 128;
 /// The most slices: the reduce pass reads every plane once.
 pub const SPLITK_MAX_SPLITS: u32 = 32;
 
@@ -1190,8 +1193,10 @@ pub fn plan(
 
 /// The split of K for `schedule` on `p` (`blocks` output tiles), forced or the selector's:
 /// an mma.sync tile that leaves more than half the SMs without an output tile, with K long
-/// enough for two slices of [`SPLITK_MIN_SLICE_K`], takes as many slices as fill one wave
-/// (at most [`SPLITK_MAX_SPLITS`]) when the workspace holds their planes; otherwise none.
+/// enough for two slices of [`SPLITK_MIN_SLICE_K`], takes as many slices as fill the block
+/// slots of one wave (the tile's `min_blocks` per SM: the slices wait on latency, so blocks
+/// that share an SM overlap; at most [`SPLITK_MAX_SPLITS`]) when the workspace holds their
+/// planes; otherwise none.
 fn split_k(
     p: &Problem,
     device: &DeviceFacts,
@@ -1246,7 +1251,7 @@ fn split_k(
             if blocks * 2 > sms {
                 return Ok(None);
             }
-            let wave = sms / blocks;
+            let wave = sms * u64::from(t.min_blocks.max(1)) / blocks;
             let deep = u64::from(k_tiles / SPLITK_MIN_SLICE_K.div_ceil(t.bk));
             let splits = wave.min(deep).min(u64::from(SPLITK_MAX_SPLITS)) as u32;
             let split = SplitK::new(splits, k_tiles, p);
