@@ -1768,6 +1768,8 @@ fn split_counts_fill_the_block_slots_of_a_wave() {
         (Layout::NN, 41, 721, 1923, (8, 2)),
         (Layout::TN, 2680, 2, 4631, (6, 7)),
         (Layout::NN, 2, 134, 5733, (23, 2)),
+        // 126 output tiles of 64 x 32, two slots per SM: two slices.
+        (Layout::TN, 42, 4023, 10779, (2, 43)),
     ] {
         let p = with_workspace(problem(Tier::Bf16, layout, m, n, k));
         let pl = plan::plan(&p, &H200_SM90A, &Choice::default(), false).unwrap();

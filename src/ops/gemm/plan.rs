@@ -1192,10 +1192,10 @@ pub fn plan(
 }
 
 /// The split of K for `schedule` on `p` (`blocks` output tiles), forced or the selector's:
-/// an mma.sync tile that leaves more than half the SMs without an output tile, with K long
-/// enough for two slices of [`SPLITK_MIN_SLICE_K`], takes as many slices as fill the block
-/// slots of one wave (the tile's `min_blocks` per SM: the slices wait on latency, so blocks
-/// that share an SM overlap; at most [`SPLITK_MAX_SPLITS`]) when the workspace holds their
+/// an mma.sync tile that leaves more than half the block slots of a wave without an output
+/// tile (the tile's `min_blocks` per SM: the slices wait on latency, so blocks that share an
+/// SM overlap), with K long enough for two slices of [`SPLITK_MIN_SLICE_K`], takes as many
+/// slices as fill those slots (at most [`SPLITK_MAX_SPLITS`]) when the workspace holds their
 /// planes; otherwise none.
 fn split_k(
     p: &Problem,
@@ -1247,11 +1247,11 @@ fn split_k(
             Ok(Some(split))
         }
         None => {
-            let sms = u64::from(device.sm_count.max(1));
-            if blocks * 2 > sms {
+            let slots = u64::from(device.sm_count.max(1)) * u64::from(t.min_blocks.max(1));
+            if blocks * 2 > slots {
                 return Ok(None);
             }
-            let wave = sms * u64::from(t.min_blocks.max(1)) / blocks;
+            let wave = slots / blocks;
             let deep = u64::from(k_tiles / SPLITK_MIN_SLICE_K.div_ceil(t.bk));
             let splits = wave.min(deep).min(u64::from(SPLITK_MAX_SPLITS)) as u32;
             let split = SplitK::new(splits, k_tiles, p);
