@@ -92,8 +92,8 @@ const PEDANTIC: TierSpec = TierSpec {
 };
 const DECODE_BAR: f64 = 1.2;
 /// `CUBINS_GEMM_SWEEP=1`: also every schedule of the tier, forced, at the checked shapes (bf16
-/// large shapes, decode M in {1, 16, 64, 128} at 4096), to calibrate the selector; any other
-/// value: only the schedules whose label contains it.
+/// large shapes, decode M in {1, 16, 64, 128} at 4096) or at each shape of the random set, to
+/// calibrate the selector; any other value: only the schedules whose label contains it.
 const SWEEP_ENV: &str = "CUBINS_GEMM_SWEEP";
 /// `CUBINS_GEMM_LAYOUTS=nn,nt`: the layouts of the large shapes (default: NN with `--quick`,
 /// else all) and of the decode grid (default: NN and NT).
@@ -478,8 +478,6 @@ fn check_ratio(s: &mut Session<'_>, what: String, ratio: Option<f64>, bar: f64) 
     s.check(what, ratio.is_some_and(|r| r >= bar), detail);
 }
 
-/// The random set against cuBLAS, then its distribution and the two checks.
-/// `A..B` with `A < B <= count`.
 /// The shape indices of `RANDOM_SHAPES_ENV`: comma-separated ranges `A..B` and single
 /// indices, each below `count`, in the order given.
 fn parse_indices(text: &str, count: usize) -> Option<Vec<usize>> {
@@ -501,6 +499,9 @@ fn parse_indices(text: &str, count: usize) -> Option<Vec<usize>> {
     Some(out)
 }
 
+/// The random set against cuBLAS, then its distribution and the two checks; with
+/// `CUBINS_GEMM_SWEEP` set, each shape then on every schedule that fits it (`only`: those
+/// whose label holds it), which calibrates the selector shape by shape.
 fn random_sweep(
     s: &mut Session<'_>,
     cublas: &Cublas,
@@ -508,6 +509,7 @@ fn random_sweep(
     seed: u64,
     indices: &[usize],
     span: &str,
+    schedules: Option<Option<&str>>,
 ) -> Result<()> {
     let graph = s.timer.graph;
     let mut ratios = Vec::new();
@@ -532,6 +534,9 @@ fn random_sweep(
             ratio_text(ratio)
         ));
         ratios.push((cell.label(), ratio));
+        if let Some(only) = schedules {
+            sweep(s, cublas, cell, only)?;
+        }
     }
     s.timer.graph = graph;
     let mut clean: Vec<f64> = ratios.iter().filter_map(|(_, r)| *r).collect();
@@ -570,6 +575,12 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     let cublas = Cublas::open(&s.timer.stream)?;
     s.record
         .fact("cuBLAS", format!("{} from {}", cublas.version, cublas.path));
+    // `Some(None)`: every schedule; `Some(Some(part))`: those whose label holds it.
+    let sweeping: Option<Option<String>> = std::env::var(SWEEP_ENV)
+        .ok()
+        .filter(|v| !v.is_empty() && v != "0")
+        .map(|v| (v != "1").then_some(v));
+    let only_sweep = sweeping.as_ref().and_then(|o| o.as_deref());
     if let Ok(v) = std::env::var(RANDOM_ENV) {
         let count = v
             .parse()
@@ -591,16 +602,11 @@ fn run(s: &mut Session<'_>) -> Result<()> {
             ),
             Err(_) => ((0..count).collect(), format!("0..{count}")),
         };
-        return random_sweep(s, &cublas, count, seed, &indices, &span);
+        let schedules = sweeping.as_ref().map(|o| o.as_deref());
+        return random_sweep(s, &cublas, count, seed, &indices, &span, schedules);
     }
     let quick = s.options.quick;
 
-    // `Some(None)`: every schedule; `Some(Some(part))`: those whose label holds it.
-    let sweeping: Option<Option<String>> = std::env::var(SWEEP_ENV)
-        .ok()
-        .filter(|v| !v.is_empty() && v != "0")
-        .map(|v| (v != "1").then_some(v));
-    let only_sweep = sweeping.as_ref().and_then(|o| o.as_deref());
     let only = std::env::var(TIERS_ENV).ok();
     let wanted = |spec: &TierSpec| {
         only.as_deref().map_or(true, |list| {
