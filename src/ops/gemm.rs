@@ -270,7 +270,8 @@ pub trait GemmInput: crate::runtime::Dtype {
     ) -> Result<(), Error>;
 
     /// Launches the operand pass (`gemm_pack_*`, 16-bit inputs; the planner packs no other):
-    /// `(src, dst, rows, cols, ld_src, ld_dst)`.
+    /// `(src, dst, rows, cols, ld_src, ld_dst)`, as a programmatic dependent where its route
+    /// allows (the pass waits on the grid dependency first).
     ///
     /// # Safety
     /// `src` covers `rows` rows of `ld_src` elements (the last `cols`), `dst` `rows` x
@@ -308,8 +309,8 @@ macro_rules! gemm_input {
      pack { $($pack_launcher:ident)? }) => {
         impl GemmInput for $t {
             const DTYPE: Dtype = $dtype;
-            const ENTRIES: &'static [&'static str] = &[$($entry,)* $($tma_entry,)*];
             const TIER: Option<Tier> = $tier;
+            const ENTRIES: &'static [&'static str] = &[$($entry,)* $($tma_entry,)*];
             type C = $c;
 
             #[allow(unused_variables, unreachable_code)]
@@ -319,7 +320,11 @@ macro_rules! gemm_input {
                 config: &LaunchConfig,
                 args: (DevicePtr<Self>, DevicePtr<Self>, i32, i32, i32, i32),
             ) -> Result<(), Error> {
-                $(return gpu.kernel::<l::$pack_launcher>()?.launch(&stream, config, args);)?
+                $(
+                    let kernel = gpu.kernel::<l::$pack_launcher>()?;
+                    let config = config.with_programmatic_dependent(kernel.programmatic_route());
+                    return kernel.launch(&stream, &config, args);
+                )?
                 Err(Error::UnknownKernel {
                     name: plan::pack_entry($dtype),
                     available: vec![],
@@ -682,13 +687,7 @@ fn launches_as_programmatic_dependent(gpu: &Gpu, plan: &Plan) -> Result<bool, Er
     if !matches!(plan.schedule, Schedule::Decode(_) | Schedule::Mma(_)) || plan.grid == 0 {
         return Ok(false);
     }
-    programmatic_route(gpu, &plan.entry)
-}
-
-/// Whether `entry`, a kernel that waits on the grid dependency before touching memory, runs
-/// sm_90 code here on a driver that launches programmatic dependents.
-fn programmatic_route(gpu: &Gpu, entry: &str) -> Result<bool, Error> {
-    Ok(gpu.route(entry)?.code_cc >= 90 && gpu.programmatic_launch())
+    Ok(gpu.programmatic_route(&gpu.route(&plan.entry)?))
 }
 
 /// `C = alpha * op(A) op(B) + beta * C (+ bias)` on `stream`, on the tier of the input type
@@ -865,9 +864,7 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
             T::pack(
                 gpu,
                 stream,
-                &LaunchConfig::linear(pk.grid, pk.block).with_programmatic_dependent(
-                    programmatic_route(gpu, &plan::pack_entry(T::DTYPE))?,
-                ),
+                &LaunchConfig::linear(pk.grid, pk.block),
                 (
                     src,
                     dst,
@@ -950,15 +947,14 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
     // else (checked by the plan).
     unsafe { T::launch(gpu, stream, &config, &pl.entry, &args)? };
     if let Some((split, planes)) = split {
+        let reduce = gpu.kernel::<l::GemmSplitkReduce<O>>()?;
         let config = LaunchConfig::linear(split.reduce_grid, split.reduce_block)
-            .with_programmatic_dependent(programmatic_route(
-                gpu,
-                &plan::splitk_reduce_entry(p.out),
-            )?);
+            .with_programmatic_dependent(reduce.programmatic_route());
         // SAFETY: the planes hold splits x M x N floats, written by the launch above on this
-        // stream; C covers M rows of ldc (checked), and VEC_C is C's own alignment.
+        // stream; C covers M rows of ldc (checked), and VEC_C is C's own alignment; the pass
+        // waits on the grid dependency before reading them.
         unsafe {
-            gpu.kernel::<l::GemmSplitkReduce<O>>()?.launch(
+            reduce.launch(
                 &stream,
                 &config,
                 (

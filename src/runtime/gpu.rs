@@ -224,6 +224,13 @@ impl Gpu {
         super::driver::programmatic::available()
     }
 
+    /// Whether a kernel on `route` may launch as a programmatic dependent here: sm_90 code or
+    /// later (where `griddepcontrol.wait` exists) on a driver that launches them. The kernel
+    /// itself must wait on the grid dependency before its first memory access.
+    pub fn programmatic_route(&self, route: &Route) -> bool {
+        route.code_cc >= 90 && self.programmatic_launch()
+    }
+
     pub fn policy(&self) -> RoutePolicy {
         self.policy
     }

@@ -84,6 +84,12 @@ impl<'g, K: KernelSpec> Kernel<'g, K> {
         &self.state.route
     }
 
+    /// Whether this kernel may launch as a programmatic dependent here
+    /// ([`Gpu::programmatic_route`]).
+    pub fn programmatic_route(&self) -> bool {
+        self.gpu.programmatic_route(self.route())
+    }
+
     pub fn info(&self) -> &'static KernelInfo {
         self.state.info
     }
