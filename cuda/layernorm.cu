@@ -216,23 +216,27 @@ __device__ __forceinline__ void layernorm_bwd(const T* __restrict__ x, const T* 
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                         \
       layernorm_fwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,             \
                              T* __restrict__ y, uint32_t rows, uint32_t cols, float eps) {                          \
+    cubins::wait_for_previous_grid();                                                                               \
     norm_fwd<T, LayerScale, false, kFwdChunks>(x, nullptr, nullptr, w, b, y, rows, cols, eps);                     \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                         \
       layernorm_fwd_residual_##SUFFIX(const T* __restrict__ x, const T* residual_in, T* residual_out,               \
                                       const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,          \
                                       uint32_t rows, uint32_t cols, float eps) {                                    \
+    cubins::wait_for_previous_grid();                                                                               \
     norm_fwd<T, LayerScale, true, kResidualChunks>(x, residual_in, residual_out, w, b, y, rows, cols, eps);         \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kBwdBoundThreads)                                                    \
       layernorm_bwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,            \
                              T* __restrict__ dx, float* __restrict__ partial, uint32_t rows, uint32_t cols,         \
                              uint32_t rows_per_block, float eps, uint32_t alone_on_sm) {                            \
+    cubins::wait_for_previous_grid();                                                                               \
     layernorm_bwd<T>(x, w, dy, dx, partial, rows, cols, rows_per_block, eps, alone_on_sm != 0);                     \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kDwWarps * 32)                                                       \
       layernorm_dweight_##SUFFIX(const float* __restrict__ partial, T* __restrict__ dw, T* __restrict__ db,         \
                                  uint32_t blocks, uint32_t cols) {                                                  \
+    cubins::wait_for_previous_grid();                                                                               \
     sum_partial_rows<T, 2>(partial, dw, db, blocks, cols);                                                              \
   }
 

@@ -309,18 +309,21 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                         \
       rmsnorm_fwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, uint32_t rows,      \
                            uint32_t cols, float eps) {                                                              \
+    cubins::wait_for_previous_grid();                                                                               \
     rmsnorm_fwd<T, false>(x, nullptr, nullptr, w, y, rows, cols, eps);                                              \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                         \
       rmsnorm_fwd_residual_##SUFFIX(const T* __restrict__ x, const T* residual_in, T* residual_out,                 \
                                     const T* __restrict__ w, T* __restrict__ y, uint32_t rows, uint32_t cols,       \
                                     float eps) {                                                                    \
+    cubins::wait_for_previous_grid();                                                                               \
     rmsnorm_fwd<T, true>(x, residual_in, residual_out, w, y, rows, cols, eps);                                      \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kBwdBoundThreads)                                                      \
       rmsnorm_bwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,              \
                            T* __restrict__ dx, float* __restrict__ partial, uint32_t rows, uint32_t cols,           \
                            uint32_t rows_per_block, float eps) {                                                    \
+    cubins::wait_for_previous_grid();                                                                               \
     rmsnorm_bwd<T, WholeRow>(x, w, dy, dx, partial, rows, cols, rows_per_block, eps);                            \
   }                                                                                                                 \
   extern "C" __global__ void CUBINS_CLUSTER_DIMS(kClusterCtas) __launch_bounds__(kClusterThreads, kClusterCtasPerSm) \
@@ -332,6 +335,7 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
   extern "C" __global__ void __launch_bounds__(kDwWarps * 32)                                                       \
       rmsnorm_dweight_##SUFFIX(const float* __restrict__ partial, T* __restrict__ dw, uint32_t blocks,              \
                                uint32_t cols) {                                                                     \
+    cubins::wait_for_previous_grid();                                                                               \
     sum_partial_rows<T, 1>(partial, dw, nullptr, blocks, cols);                                                        \
   }
 

@@ -15,6 +15,7 @@
 // applies it to every head it visits. 16-byte accesses when the launch's vector flag says
 // every row is aligned for them (the op checks: head_dim, rotary_dim and the base
 // addresses); otherwise element accesses.
+#include "cubins/common.cuh"
 #include "cubins/dtype.cuh"
 
 namespace {
@@ -152,12 +153,14 @@ __device__ __forceinline__ void rope(T* q, T* k, const T* __restrict__ cos_t, co
       rope_neox_##SUFFIX(T* q, T* k, const T* __restrict__ cos_t, const T* __restrict__ sin_t, uint32_t tokens,    \
                          uint32_t q_heads, uint32_t k_heads, uint32_t head_dim, uint32_t rotary_dim,               \
                          uint32_t vector) {                                                                        \
+    cubins::wait_for_previous_grid();                                                                              \
     rope<T, true>(q, k, cos_t, sin_t, tokens, q_heads, k_heads, head_dim, rotary_dim, vector);                     \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                        \
       rope_gptj_##SUFFIX(T* q, T* k, const T* __restrict__ cos_t, const T* __restrict__ sin_t, uint32_t tokens,    \
                          uint32_t q_heads, uint32_t k_heads, uint32_t head_dim, uint32_t rotary_dim,               \
                          uint32_t vector) {                                                                        \
+    cubins::wait_for_previous_grid();                                                                              \
     rope<T, false>(q, k, cos_t, sin_t, tokens, q_heads, k_heads, head_dim, rotary_dim, vector);                    \
   }
 

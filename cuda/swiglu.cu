@@ -136,11 +136,13 @@ __device__ __forceinline__ void swiglu_interleaved(const T* __restrict__ gate_up
 #define CUBINS_SWIGLU_ENTRY_POINTS(T, SUFFIX)                                                                      \
   extern "C" __global__ void CUBINS_SWIGLU_FLAT_BOUNDS                                                            \
       swiglu_fwd_##SUFFIX(const T* __restrict__ gate, const T* __restrict__ up, T* __restrict__ out, uint64_t n) { \
+    cubins::wait_for_previous_grid();                                                                              \
     swiglu_flat<T>(gate, up, out, n);                                                                              \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kRowMaxThreads)                                                     \
       swiglu_fwd_interleaved_##SUFFIX(const T* __restrict__ gate_up, T* __restrict__ out, uint32_t rows,           \
                                       uint32_t cols, uint32_t seg_chunks) {                                        \
+    cubins::wait_for_previous_grid();                                                                              \
     swiglu_interleaved<T>(gate_up, out, rows, cols, seg_chunks);                                                   \
   }
 

@@ -817,6 +817,55 @@ fn the_fast_path_is_taken() {
     );
 }
 
+/// Every row kernel but the cluster backward launches as a programmatic dependent of the
+/// stream's previous kernel wherever its route allows it (sm_90 code on a driver that
+/// launches them: the driver's version read here, not through the runtime's answer), and its
+/// STAMP line says so; the outputs still match float64 (each kernel waits on the grid
+/// dependency before touching memory).
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn row_kernels_launch_as_programmatic_dependents() {
+    let gpu = gpu();
+    let mut version = 0;
+    // SAFETY: an out-pointer to one int.
+    let status = unsafe { cust::sys::cuDriverGetVersion(&mut version) };
+    assert_eq!(status, cust::sys::CUresult::CUDA_SUCCESS);
+    assert_eq!(gpu.programmatic_launch(), version >= 12030);
+    let shape = (5, 4096);
+    let cases = [
+        rmsnorm_case::<bf16>(&gpu, shape, ALIGNED),
+        rmsnorm_residual_case::<bf16>(&gpu, shape, ALIGNED, true),
+        rmsnorm_backward_case::<bf16>(&gpu, shape, ALIGNED, None),
+        softmax_case::<bf16>(&gpu, shape, ALIGNED),
+        softmax_backward_case::<bf16>(&gpu, shape, ALIGNED),
+        swiglu_case::<bf16>(&gpu, shape, ALIGNED),
+        swiglu_interleaved_case::<bf16>(&gpu, shape, ALIGNED),
+        rope_case::<bf16>(&gpu, ROPE_SHAPES[2], Pairing::Neox, ALIGNED),
+        layernorm::layernorm_case::<bf16>(&gpu, shape, ALIGNED),
+        layernorm::layernorm_residual_case::<bf16>(&gpu, shape, ALIGNED, false),
+        layernorm::layernorm_backward_case::<bf16>(&gpu, shape, ALIGNED, None)
+            .expect("a whole-row backward"),
+    ];
+    let mut checked = 0;
+    for case in &cases {
+        case.assert_close("programmatic");
+        for l in &case.launched {
+            let stamp = l.stamp(&gpu).unwrap();
+            println!("{stamp}");
+            let route = gpu.route(l.kernel).unwrap();
+            let expected = route.code_cc >= 90 && version >= 12030 && !l.kernel.contains("cluster");
+            assert_eq!(l.config.programmatic_dependent, expected, "{stamp}");
+            assert_eq!(
+                stamp.contains("launch=programmatic-dependent"),
+                expected,
+                "{stamp}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 13, "{checked} launches checked");
+}
+
 // ------------------------------------------------------------------ digests
 
 /// Every digest the gate checks: key and bits. Shapes are fixed; so is everything that

@@ -1,7 +1,7 @@
 //! The record every op returns: the entry point it launched and the geometry it chose, for
 //! the STAMP line of a reading.
 
-use crate::runtime::{Error, Gpu, LaunchConfig};
+use crate::runtime::{Error, Gpu, Kernel, KernelSpec, LaunchConfig};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -18,6 +18,15 @@ pub struct Launched {
 }
 
 impl Launched {
+    /// This launch as a programmatic dependent of the stream's previous kernel where
+    /// `kernel`'s route allows it ([`Kernel::programmatic_route`]): its blocks may be
+    /// scheduled while that kernel drains. Only for kernels that wait on the grid dependency
+    /// (`cubins::wait_for_previous_grid`) before their first memory access.
+    pub fn after_previous<K: KernelSpec>(mut self, kernel: &Kernel<'_, K>) -> Launched {
+        self.config.programmatic_dependent = kernel.programmatic_route();
+        self
+    }
+
     /// The route of `kernel` and this record: one STAMP line.
     pub fn stamp(&self, gpu: &Gpu) -> Result<String, Error> {
         Ok(format!("{} {}", gpu.route(self.kernel)?, self))
@@ -32,6 +41,10 @@ impl fmt::Display for Launched {
         if self.config.dynamic_smem_bytes > 0 {
             write!(f, " smem={}", self.config.dynamic_smem_bytes)?;
         }
-        write!(f, " {}", self.choice)
+        write!(f, " {}", self.choice)?;
+        if self.config.programmatic_dependent {
+            write!(f, " launch=programmatic-dependent")?;
+        }
+        Ok(())
     }
 }

@@ -118,10 +118,12 @@ pub fn layernorm<T: Dtype, S: StreamHandle>(
         (b.arg("b"), Extent::Row),
     ];
     check_buffers::<T>(rows, cols, &inputs, &[(y.arg("y"), Extent::Rows)])?;
+    let kernel = gpu.kernel::<LayernormFwd<T>>()?;
+    let launched = launched.after_previous(&kernel);
     // SAFETY: the lengths cover rows * cols (x, y) and cols (w, b) elements, y overlaps no
-    // input; the kernel touches exactly those elements.
+    // input; the kernel touches exactly those elements (after the grid dependency).
     unsafe {
-        gpu.kernel::<LayernormFwd<T>>()?.launch(
+        kernel.launch(
             stream,
             &launched.config,
             (x.ptr, w.ptr, b.ptr, y.ptr, r, c, opts.eps),
@@ -199,10 +201,12 @@ fn residual_launch<T: Dtype>(
     ];
     let (rin, rout) = residual.ptrs;
     residual.check(rows, cols, &inputs, y.arg("y"))?;
+    let kernel = gpu.kernel::<LayernormFwdResidual<T>>()?;
+    let launched = launched.after_previous(&kernel);
     // SAFETY: the checks above: every buffer covers the shape, y and the written residual
     // overlap nothing else, and an in-place residual is read, then written, by one thread.
     unsafe {
-        gpu.kernel::<LayernormFwdResidual<T>>()?.launch(
+        kernel.launch(
             stream,
             &launched.config,
             (x.ptr, rin, rout, w.ptr, b.ptr, y.ptr, r, c, opts.eps),
@@ -365,13 +369,18 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
         plan.workspace_len(),
     )?;
 
+    let (rows_kernel, sums_kernel) = (
+        gpu.kernel::<LayernormBwd<T>>()?,
+        gpu.kernel::<LayernormDweight<T>>()?,
+    );
     let main = Launched {
         kernel: LayernormBwd::<T>::info().name,
         config: plan.config(),
         choice: plan.describe::<T>().into(),
-    };
+    }
+    .after_previous(&rows_kernel);
     let sums_name = LayernormDweight::<T>::info().name;
-    let sums = colsum_launch(sums_name, cols, plan.blocks, SUMS)?;
+    let sums = colsum_launch(sums_name, cols, plan.blocks, SUMS)?.after_previous(&sums_kernel);
     let partial = ws.view.ptr;
     let alone = u32::from(plan.alone_on_sm);
     let args = (
@@ -387,10 +396,6 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
         alone,
     );
     let sums_args = (partial, dw.ptr, db.ptr, plan.blocks, c);
-    let (rows_kernel, sums_kernel) = (
-        gpu.kernel::<LayernormBwd<T>>()?,
-        gpu.kernel::<LayernormDweight<T>>()?,
-    );
     // SAFETY: lengths cover the shape and the plan's workspace (16-byte aligned, as the
     // float4 stores need); the outputs overlap no other buffer. The second launch reads the
     // workspace the first wrote, in stream order.

@@ -110,10 +110,12 @@ pub fn rmsnorm<T: Dtype, S: StreamHandle>(
     check_eps(launched.kernel, opts.eps)?;
     let inputs = [(x.arg("x"), Extent::Rows), (w.arg("w"), Extent::Row)];
     check_buffers::<T>(rows, cols, &inputs, &[(y.arg("y"), Extent::Rows)])?;
+    let kernel = gpu.kernel::<RmsnormFwd<T>>()?;
+    let launched = launched.after_previous(&kernel);
     // SAFETY: the lengths cover rows * cols (x, y) and cols (w) elements, y overlaps
-    // neither input; the kernel touches exactly those elements.
+    // neither input; the kernel touches exactly those elements (after the grid dependency).
     unsafe {
-        gpu.kernel::<RmsnormFwd<T>>()?.launch(
+        kernel.launch(
             stream,
             &launched.config,
             (x.ptr, w.ptr, y.ptr, r, c, opts.eps),
@@ -209,10 +211,12 @@ fn residual_launch<T: Dtype>(
     let inputs = [(x.arg("x"), Extent::Rows), (w.arg("w"), Extent::Row)];
     residual.check(rows, cols, &inputs, y.arg("y"))?;
     let (rin, rout) = residual.ptrs;
+    let kernel = gpu.kernel::<RmsnormFwdResidual<T>>()?;
+    let launched = launched.after_previous(&kernel);
     // SAFETY: lengths cover the shape; y and the written residual overlap no other buffer
     // (residual_in may be residual_out: each element is read, then written, by one thread).
     unsafe {
-        gpu.kernel::<RmsnormFwdResidual<T>>()?.launch(
+        kernel.launch(
             stream,
             &launched.config,
             (x.ptr, rin, rout, w.ptr, y.ptr, r, c, opts.eps),
@@ -535,7 +539,14 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
         config: plan.config(),
         choice: plan.describe::<T>().into(),
     };
-    let reduce = colsum_launch(dw_name, cols, plan.blocks, 1)?;
+    let whole_row = gpu.kernel::<RmsnormBwd<T>>()?;
+    // The cluster kernel launches plainly (a cluster launch of its own).
+    let main = match plan.entry {
+        BwdEntry::WholeRow => main.after_previous(&whole_row),
+        BwdEntry::ClusterHalves => main,
+    };
+    let dweight = gpu.kernel::<RmsnormDweight<T>>()?;
+    let reduce = colsum_launch(dw_name, cols, plan.blocks, 1)?.after_previous(&dweight);
     let partial = workspace.ptr;
     let (x, w, dy, dx) = (x.ptr, w.ptr, dy.ptr, dx.ptr);
     let args = (x, w, dy, dx, partial, r, c, plan.rows_per_block, opts.eps);
@@ -547,20 +558,13 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
     // clusters. The second launch reads the workspace the first wrote, in stream order.
     unsafe {
         match plan.entry {
-            BwdEntry::WholeRow => {
-                gpu.kernel::<RmsnormBwd<T>>()?
-                    .launch(stream, &main.config, args)?
-            }
+            BwdEntry::WholeRow => whole_row.launch(stream, &main.config, args)?,
             BwdEntry::ClusterHalves => {
                 gpu.kernel::<RmsnormBwdCluster<T>>()?
                     .launch(stream, &main.config, args)?
             }
         }
-        gpu.kernel::<RmsnormDweight<T>>()?.launch(
-            stream,
-            &reduce.config,
-            (partial, dw.ptr, plan.blocks, c),
-        )?;
+        dweight.launch(stream, &reduce.config, (partial, dw.ptr, plan.blocks, c))?;
     }
     Ok([main, reduce])
 }

@@ -241,15 +241,20 @@ pub fn rope<T: Dtype, S: StreamHandle>(
     );
     // SAFETY: q, k, cos and sin cover the shape; q and k overlap each other and the tables
     // nowhere; `vector` is set only when every row is 16-byte aligned for the kernel's
-    // accesses (checked above).
-    unsafe {
-        match pairing {
-            Pairing::Neox => gpu
-                .kernel::<RopeNeox<T>>()?
-                .launch(stream, &launched.config, args)?,
-            Pairing::Gptj => gpu
-                .kernel::<RopeGptj<T>>()?
-                .launch(stream, &launched.config, args)?,
+    // accesses (checked above); the kernels wait on the grid dependency before their first
+    // access.
+    let launched = match pairing {
+        Pairing::Neox => {
+            let kernel = gpu.kernel::<RopeNeox<T>>()?;
+            let launched = launched.after_previous(&kernel);
+            unsafe { kernel.launch(stream, &launched.config, args)? };
+            launched
+        }
+        Pairing::Gptj => {
+            let kernel = gpu.kernel::<RopeGptj<T>>()?;
+            let launched = launched.after_previous(&kernel);
+            unsafe { kernel.launch(stream, &launched.config, args)? };
+            launched
         }
     };
     Ok(launched)

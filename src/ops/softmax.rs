@@ -61,11 +61,11 @@ pub fn softmax<T: Dtype, S: StreamHandle>(
     xb.at_least(tensor_bytes::<T>(rows, cols))?;
     yb.at_least(tensor_bytes::<T>(rows, cols))?;
     check_disjoint(&[yb], &[xb])?;
-    // SAFETY: both buffers cover rows * cols elements and do not overlap.
-    unsafe {
-        gpu.kernel::<SoftmaxFwd<T>>()?
-            .launch(stream, &launched.config, (x.ptr, y.ptr, r, c))?
-    };
+    let kernel = gpu.kernel::<SoftmaxFwd<T>>()?;
+    let launched = launched.after_previous(&kernel);
+    // SAFETY: both buffers cover rows * cols elements and do not overlap; the kernel waits on
+    // the grid dependency before its first access.
+    unsafe { kernel.launch(stream, &launched.config, (x.ptr, y.ptr, r, c))? };
     Ok(launched)
 }
 
@@ -92,14 +92,11 @@ pub fn softmax_backward<T: Dtype, S: StreamHandle>(
         b.at_least(tensor_bytes::<T>(rows, cols))?;
     }
     check_disjoint(&[dxb], &[yb, dyb])?;
-    // SAFETY: all three cover rows * cols elements; dx overlaps neither input.
-    unsafe {
-        gpu.kernel::<SoftmaxBwd<T>>()?.launch(
-            stream,
-            &launched.config,
-            (y.ptr, dy.ptr, dx.ptr, r, c),
-        )?
-    };
+    let kernel = gpu.kernel::<SoftmaxBwd<T>>()?;
+    let launched = launched.after_previous(&kernel);
+    // SAFETY: all three cover rows * cols elements; dx overlaps neither input; the kernel
+    // waits on the grid dependency before its first access.
+    unsafe { kernel.launch(stream, &launched.config, (y.ptr, dy.ptr, dx.ptr, r, c))? };
     Ok(launched)
 }
 
