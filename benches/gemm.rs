@@ -21,7 +21,8 @@
 //! `CUBINS_GEMM_SWEEP=1`: also every bf16 schedule forced at the checked shapes (selector
 //! calibration); `CUBINS_GEMM_SWEEP=tma` only the schedules whose label holds `tma`.
 //! `CUBINS_GEMM_DECODE_GRID=1`: instead, decode over M in {1, 8, 16} x (N, K) in every pair of
-//! {4096, 8192, 14336, 28672}, layouts NN and NT, each >= 1.0x cuBLAS.
+//! {4096, 8192, 14336, 28672}, layouts NN and NT, each >= 1.0x cuBLAS (with
+//! `CUBINS_GEMM_SWEEP`, each cell on the swept schedules too).
 //! `CUBINS_GEMM_TIERS=tf32,bf16`: only those tiers (names as on the STAMP line).
 //! `CUBINS_GEMM_RANDOM=48`: instead, 48 seeded random bf16 shapes in every layout, a quarter of
 //! them with odd leading dimensions, and their ratio distribution (selector calibration);
@@ -118,6 +119,10 @@ const RANDOM_SHAPES_ENV: &str = "CUBINS_GEMM_RANDOM_SHAPES";
 /// The random set's bounds: about 3 ms of cuBLAS per call, 256 MiB per bf16 operand.
 const RANDOM_MAX_FLOPS: u64 = 1 << 41;
 const RANDOM_MAX_ELEMENTS: usize = 1 << 27;
+/// Buffer sets at most, on both sides: a call that moves less than 4x L2 / MAX_SETS (about 50
+/// KB on a 50 MiB L2) stays L2-resident, where its reading is launch latency anyway; without a
+/// cap the random set's 1 x 2 x 7 would allocate two million sets.
+const MAX_SETS: usize = 4096;
 /// Shapes under about 50 us are timed as graph replay.
 const GRAPH_BELOW_FLOPS: u64 = 35_000_000_000;
 /// The sweep's bars: every shape, and the median.
@@ -249,7 +254,7 @@ where
         let rotation = RotationPlan::new(
             ((na + nb) * ti + nc * to) as u64,
             s.l2_bytes,
-            Residency::Streamed,
+            Residency::StreamedAtMost(MAX_SETS),
         );
         // The same generator and seeds as the cuBLAS arm: both read the same values.
         let host_a = random_bytes(spec.cublas.input, na, seed);
@@ -412,7 +417,7 @@ fn compare(s: &mut Session<'_>, cublas: &Cublas, cell: &Cell) -> Result<Option<f
         cell.row_major(),
         cell.spec.cublas,
         s.l2_bytes,
-        Residency::Streamed,
+        Residency::StreamedAtMost(MAX_SETS),
         cell.seed(),
     )?;
     match cell.spec.tier {
@@ -641,7 +646,7 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     if std::env::var(DECODE_GRID_ENV).is_ok_and(|v| v == "1") {
         // The decode kernels take NN and NT (A read as [M][K]).
         let layouts = chosen_layouts.unwrap_or_else(|| vec![Layout::NN, Layout::NT]);
-        return decode_grid(s, &cublas, &tiers, &layouts);
+        return decode_grid(s, &cublas, &tiers, &layouts, sweeping.as_ref());
     }
     let layouts = chosen_layouts.unwrap_or_else(|| {
         if quick {
@@ -706,12 +711,15 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The acceptance list's decode grid: every cell against cuBLAS as graph replay, >= `GRID_BAR`.
+/// The acceptance list's decode grid: every cell against cuBLAS as graph replay, >= `GRID_BAR`;
+/// with `sweeping`, each cell also on every schedule `sweep` forces (the selector's
+/// calibration: `CUBINS_GEMM_SWEEP=decode` times every decode walk at every cell).
 fn decode_grid(
     s: &mut Session<'_>,
     cublas: &Cublas,
     tiers: &[TierSpec],
     layouts: &[Layout],
+    sweeping: Option<&Option<String>>,
 ) -> Result<()> {
     let rows: Vec<usize> = match std::env::var(DECODE_GRID_N_ENV) {
         Ok(list) => list
@@ -740,6 +748,9 @@ fn decode_grid(
                         let ratio = compare(s, cublas, &cell)?;
                         s.say(format!("GRID {} ratio={}", cell.label(), ratio_text(ratio)));
                         ratios.push((cell.label(), ratio));
+                        if let Some(only) = sweeping {
+                            sweep(s, cublas, cell, only.as_deref())?;
+                        }
                     }
                 }
             }

@@ -836,8 +836,8 @@ fn selector_picks_per_shape() {
         ));
     }
     // On the sm_90a route the warp-specialized TMA tile takes every 16-bit shape that fills
-    // half the SMs (2048^2: 128 tiles on 132 SMs) where tensor maps can address A and B, the
-    // wgmma tile where they cannot; smaller ones and decode keep their kernels. The TMA tile
+    // half the SMs (2048^2: 128 tiles on 132 SMs) where tensor maps can address A and B and K
+    // fills its ring, the wgmma tile where they cannot; smaller ones and decode keep their kernels. The TMA tile
     // is persistent (at most a CTA per SM).
     let on_sm90a = |tier, layout, m, n, k| picked_on(&H200_SM90A, tier, layout, m, n, k).schedule;
     let tma = Choice {
@@ -853,7 +853,7 @@ fn selector_picks_per_shape() {
                 (4096, 14336, 4096),
                 (4096, 4096, 14336),
                 (2048, 2048, 2048),
-                (1152, 2048, 64),
+                (1152, 2048, 256),
             ] {
                 assert_eq!(
                     on_sm90a(tier, layout, m, n, k),
@@ -1782,6 +1782,108 @@ fn split_counts_fill_the_block_slots_of_a_wave() {
     }
 }
 
+/// The random sweep's cliffs (run87): K shorter than the TMA tile's ring takes the next tile;
+/// where B is stored [K][N], the skinny 64 x 64 tile from 70% of a wave (64 x 32 reads B in
+/// 64-byte row pieces); where B is [N][K], from 90%.
+#[test]
+fn short_k_skips_the_tma_tile_and_wide_b_rows_take_64x64() {
+    let p = with_workspace(problem(Tier::Bf16, Layout::NT, 444, 4485, 113));
+    let pl = plan::plan(&p, &H200_SM90A, &Choice::default(), false).unwrap();
+    assert_eq!(pl.entry, "gemm_bf16_nt_wgmma_128x256", "{pl:?}");
+    let p = with_workspace(problem(Tier::Bf16, Layout::NT, 444, 4485, 256));
+    let pl = plan::plan(&p, &H200_SM90A, &Choice::default(), false).unwrap();
+    assert_eq!(pl.entry, "gemm_bf16_nt_tma_128x256", "{pl:?}");
+    for (layout, m, n, k, tile) in [
+        (Layout::TN, 43, 6374, 1303, "skinny_64x64"),
+        (Layout::NN, 43, 6374, 1303, "skinny_64x64"),
+        (Layout::TN, 42, 4023, 10779, "skinny_64x32"),
+        (Layout::NT, 43, 6374, 1303, "skinny_64x32"),
+        (Layout::TN, 43, 3800, 1303, "skinny_64x32"),
+        (Layout::NN, 64, 4096, 4096, "skinny_64x32"),
+    ] {
+        let pl = picked(Tier::Bf16, layout, m, n, k);
+        assert!(
+            pl.entry.ends_with(tile),
+            "{} {m}x{n}x{k}: {}",
+            layout.name(),
+            pl.entry
+        );
+    }
+}
+
+/// NN decode with K longer than N, where N alone gives too few 128-column blocks for a wave,
+/// takes the ring walk with K split over its blocks (slices fill two blocks per SM, each at
+/// least `DECODE_RING_MIN_SLICE_K` long); without a workspace, or with K no longer than N, the
+/// direct walk, unsplit.
+#[test]
+fn long_k_decode_takes_the_ring_walk_split_over_k() {
+    for (m, n, k, splits) in [
+        (1, 4096, 28672, 8),
+        (8, 8192, 14336, 4),
+        (16, 14336, 28672, 2),
+        (1, 4096, 8192, 8),
+        (16, 8192, 28672, 4),
+    ] {
+        let what = format!("{m}x{n}x{k}");
+        let p = with_workspace(problem(Tier::Bf16, Layout::NN, m, n, k));
+        let pl = plan::plan(&p, &H200, &Choice::default(), false).unwrap();
+        assert_eq!(pl.entry, "gemm_bf16_nn_decode_n128w8", "{what}");
+        let split = pl.split.unwrap_or_else(|| panic!("{what}: {pl:?}"));
+        assert_eq!(split.splits, splits, "{what}: {split:?}");
+        assert!(
+            split.k_tiles_per_slice * 64 >= plan::DECODE_RING_MIN_SLICE_K,
+            "{what}: {split:?}"
+        );
+        assert!(
+            u64::from(pl.grid) * u64::from(split.splits) <= 2 * 132,
+            "{what}: {split:?}"
+        );
+        assert_eq!(
+            pl.workspace_bytes,
+            u64::from(split.splits) * u64::from(m) * u64::from(n) * 4,
+            "{what}"
+        );
+        // No workspace: the direct walk.
+        let bare = picked(Tier::Bf16, Layout::NN, m, n, k);
+        assert!(
+            bare.entry.contains("_nn_decode_n32w"),
+            "{what}: {}",
+            bare.entry
+        );
+        assert_eq!(bare.split, None, "{what}");
+    }
+    // K no longer than N, or K too short for two slices: the direct walk.
+    for (m, n, k) in [(1, 8192, 8192), (16, 4096, 4096), (1, 1024, 1536)] {
+        let p = with_workspace(problem(Tier::Bf16, Layout::NN, m, n, k));
+        let pl = plan::plan(&p, &H200, &Choice::default(), false).unwrap();
+        assert!(
+            pl.entry.contains("_nn_decode_n32w"),
+            "{m}x{n}x{k}: {}",
+            pl.entry
+        );
+        assert_eq!(pl.split, None, "{m}x{n}x{k}");
+    }
+    // A forced split on the ring walk is honoured; on the direct walk refused.
+    let p = with_workspace(problem(Tier::Bf16, Layout::NN, 4, 4096, 4096));
+    let ring = Choice {
+        schedule: Some(Schedule::Decode(plan::DECODE_NN_RING_N128W8)),
+        splits: Some(3),
+        ..Choice::default()
+    };
+    let split = plan::plan(&p, &H200, &ring, false).unwrap().split.unwrap();
+    assert_eq!((split.splits, split.k_tiles_per_slice), (3, 22));
+    let direct = Choice {
+        schedule: Some(Schedule::Decode(plan::DECODE_NN_N32W8)),
+        ..ring
+    };
+    match plan::plan(&p, &H200, &direct, false) {
+        Err(PlanError::Schedule { reason, .. }) => {
+            assert!(reason.contains("decode ring walk split K"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// No split where the tiles already fill the GPU, where K is one k tile, for the decode kernel, or
 /// for a forced `splits: Some(1)`.
 #[test]
@@ -1844,7 +1946,7 @@ fn forced_splits_are_honoured_or_refused_with_the_rule() {
         (
             with_workspace(problem(Tier::Bf16, Layout::NN, 300, 200, 640)),
             forced(2, Some(Schedule::Wgmma(plan::TILE_WGMMA))),
-            "only the mma.sync tiles split K",
+            "only the mma.sync tiles and the decode ring walk split K",
         ),
         (
             problem(Tier::Bf16, Layout::NN, 300, 200, 640),

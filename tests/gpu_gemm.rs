@@ -719,6 +719,21 @@ fn decode_shapes_take_the_decode_kernel() {
             l.plan.entry
         );
     }
+    // NN with K longer than N: the ring walk with K split over its blocks (N % 128 = 4,
+    // K % 64 = 40), the reduce pass applying alpha, beta and bias.
+    for m in [1, 5, 16] {
+        let case = Case::new(Layout::NN, m, 4100, 8232).scalars(0.75, 0.5, true);
+        let l = parity_case::<bf16, bf16>(&gpu, &stream, Tier::Bf16, &case, m as u64 + 7);
+        assert!(
+            l.plan.entry.ends_with("_nn_decode_n128w8") && l.plan.split.is_some(),
+            "{}: {:?}",
+            l.plan.entry,
+            l.plan.split
+        );
+        println!("{}", l.stamp(&gpu).unwrap());
+        let l = parity_case::<f16, f32>(&gpu, &stream, Tier::Fp16, &case, m as u64 + 8);
+        assert!(l.plan.split.is_some(), "{}", l.plan.entry);
+    }
 }
 
 /// The driver's CUDA version (12030 = 12.3).
@@ -1060,8 +1075,13 @@ fn digest_outputs(gpu: &Gpu) -> Vec<(String, Vec<u8>)> {
             Some(_) => format!("{}({})", ran.launch.plan.entry, case.layout.name()),
             None => ran.launch.plan.entry.clone(),
         };
+        // A split's slice count depends on the SMs, and sets the sum order: the key names it.
+        let split = match ran.launch.plan.split {
+            Some(s) => format!("+split{}", s.splits),
+            None => String::new(),
+        };
         let key = format!(
-            "{entry}@{arch}:{}x{}x{}/{}{}",
+            "{entry}@{arch}:{}x{}x{}/{}{}{split}",
             case.m,
             case.n,
             case.k,
@@ -1090,6 +1110,10 @@ fn digest_outputs(gpu: &Gpu) -> Vec<(String, Vec<u8>)> {
         // NN decode wide enough for the ring walk (ceil(N / 128) >= the SMs of any Hopper).
         if layout == Layout::NN {
             let case = Case::new(layout, 8, 28672, 512).scalars(1.0, 0.0, true);
+            out.push(one::<bf16, bf16>(gpu, &stream, Tier::Bf16, &case));
+            out.push(one::<f16, f16>(gpu, &stream, Tier::Fp16, &case));
+            // K longer than N: the ring walk split over K, then the reduce pass.
+            let case = Case::new(layout, 8, 1024, 8192).scalars(1.0, 0.0, true);
             out.push(one::<bf16, bf16>(gpu, &stream, Tier::Bf16, &case));
             out.push(one::<f16, f16>(gpu, &stream, Tier::Fp16, &case));
         }
@@ -1219,12 +1243,13 @@ fn repeat_runs_and_graph_replay_give_the_same_bits() {
     }
     // The decode kernels' shared-memory reduction too: each variant the selector takes
     // (NT and NN, M = 1 and 16 at N = 4096; N = 8192 takes the 8-warp kernel, NN at N = 28672
-    // the ring walk).
+    // the ring walk; NN 8 x 4096 x 16384 the ring walk split over K).
     for layout in [Layout::NT, Layout::NN] {
         for (m, n) in [(1, 4096), (16, 4096), (1, 8192), (16, 28672)] {
             repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &Case::new(layout, m, n, 4096));
         }
     }
+    repeat_and_graph::<bf16, bf16>(&gpu, Tier::Bf16, &Case::new(Layout::NN, 8, 4096, 16384));
 }
 
 /// Split K (small M x N, long K): the selector splits where the workspace is lent, in every

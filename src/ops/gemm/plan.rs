@@ -627,8 +627,8 @@ pub const SPLITK_MIN_SLICE_K: u32 = 128;
 /// The most slices: the reduce pass reads every plane once.
 pub const SPLITK_MAX_SPLITS: u32 = 32;
 
-/// Split K (mma.sync tiles, where M x N gives fewer than half the SMs an output tile and K is
-/// long): `splits` slices of the K loop run side by side as grid z, each multiplying
+/// Split K (mma.sync tiles where M x N leaves most block slots of a wave without an output
+/// tile and K is long; the decode ring walk where K is long against N): `splits` slices of the K loop run side by side as grid z, each multiplying
 /// `k_tiles_per_slice` k tiles (the last may have fewer) and writing raw f32 sums to its own
 /// M x N plane of the workspace; the reduce pass then sums the planes in slice order (the same
 /// bits on every run) and applies alpha, beta, bias and the output type.
@@ -862,6 +862,15 @@ impl Problem {
     }
 }
 
+impl Problem {
+    /// Whether the lent workspace holds `split`'s planes (16-byte aligned for the four-float
+    /// access of the reduce pass).
+    fn has_room(&self, split: &SplitK) -> bool {
+        self.workspace
+            .is_some_and(|w| w.addr % 16 == 0 && w.bytes >= split.workspace_bytes(self.m, self.n))
+    }
+}
+
 fn vec16(addr: u64, ld: u32, elem_bytes: u32) -> bool {
     addr % 16 == 0 && (u64::from(ld) * u64::from(elem_bytes)) % 16 == 0
 }
@@ -997,8 +1006,8 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
 }
 
 /// Picks the schedule for `p`: the decode kernel where it applies, else the TMA tile (where
-/// tensor maps address A and B) or the wgmma tile where it runs and fills at least half the
-/// SMs, else (16-bit) a skinny tile where M <= 128, else
+/// tensor maps address A and B and K fills its ring) or the wgmma tile where it runs and
+/// fills at least half the SMs, else (16-bit) a skinny tile where M <= 128, else
 /// the largest mma.sync tile that still gives every SM a block (a full wave), else a skinny
 /// tile, else the smallest tile.
 pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
@@ -1011,13 +1020,16 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
     if fitting.iter().any(|s| matches!(s, Schedule::Decode(_))) {
         return Schedule::Decode(select_decode(p, sms));
     }
+    // The TMA tile needs K for a full ring (`stages` k tiles): its persistent CTAs and
+    // producer pipeline cost more than they hide below that (run87: 444 x 4485 x 113 NT read
+    // 0.52x cuBLAS on it, 0.81x on the 128 x 256 mma.sync and wgmma tiles).
+    let short_for_tma = |t: &TmaTile| p.k < t.stages * t.bk;
     let tiled: Vec<&Schedule> = fitting
         .iter()
-        .filter(|s| {
-            !matches!(
-                s,
-                Schedule::Decode(_) | Schedule::Mma(MmaTile { skinny: true, .. })
-            )
+        .filter(|s| match s {
+            Schedule::Decode(_) | Schedule::Mma(MmaTile { skinny: true, .. }) => false,
+            Schedule::Tma(t) => !short_for_tma(t),
+            _ => true,
         })
         .collect();
     let skinny = select_skinny(p, device, &fitting);
@@ -1054,15 +1066,19 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
 
 /// The skinny tile for a problem no standard tile gives a wave (bench run41): 32 x 32 for
 /// M <= 32 (a taller tile copies A through the bounds-checked path on every k tile), else
-/// 64 x 64 where it gives at least 90% of a wave, else 64 x 32. `None` where the tier has no
-/// skinny tiles or the pick does not fit the device.
+/// 64 x 64 where it gives at least 90% of a wave (70% where B is stored [K][N]: there a 64 x 32
+/// tile reads B in 64-byte row pieces; run87, 43 x 6374 x 1303 TN, 100 tiles of 64 x 64: 0.79x
+/// cuBLAS against 64 x 32's 0.73x; run41, 64 x 4096 x 4096 NN, 64 tiles: 0.58x against 0.71x),
+/// else 64 x 32. `None` where the tier has no skinny tiles or the
+/// pick does not fit the device.
 fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Option<MmaTile> {
     let sms = u64::from(device.sm_count.max(1));
     let t = device.smem_class.tiles();
     let wide = t.skinny_64x64;
+    let tenths_of_a_wave = if p.layout.b_k_major() { 9 } else { 7 };
     let pick = if p.m <= t.skinny_32x32.bm {
         t.skinny_32x32
-    } else if tiles(p.m, p.n, wide.bm, wide.bn) * 10 >= sms * 9 {
+    } else if tiles(p.m, p.n, wide.bm, wide.bn) * 10 >= sms * tenths_of_a_wave {
         wide
     } else {
         t.skinny_64x32
@@ -1072,21 +1088,42 @@ fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Opt
 
 /// The decode variant for `p` (docs/kernels/gemm.md; runs 16, 30 and 49 on the H200, run81
 /// on the H100): NN with at least as many 128-column blocks as SMs streams the weights
-/// through the ring (the direct walk's column stripes are L2-bound there); with more
-/// 32-column blocks than SMs the 8-warp kernels, two blocks per SM (NT with a stagger, NN
+/// through the ring (the direct walk's column stripes are L2-bound there), and so does NN
+/// with K longer than N where the workspace holds the planes of K split over the ring's
+/// blocks ([`decode_ring_split`]; the direct walk read 0.85-0.97x cuBLAS there, run82); with
+/// more 32-column blocks than SMs the 8-warp kernels, two blocks per SM (NT with a stagger, NN
 /// without); else NT takes the 16-column kernel for every M, NN picks by whether one n8 tile
 /// of rows holds M.
 fn select_decode(p: &Problem, sms: u64) -> DecodeTile {
     let wide = u64::from(p.n.div_ceil(DECODE_NT_N32W8.bn)) > sms;
     let ring_wide = u64::from(p.n.div_ceil(DECODE_NN_RING_N128W8.bn)) >= sms;
+    let long_k = p.k > p.n && decode_ring_split(p, sms).is_some_and(|s| p.has_room(&s));
     match p.layout {
         Layout::NT if wide => DECODE_NT_N32W8,
         Layout::NT => DECODE_NT_N16W8,
-        _ if ring_wide => DECODE_NN_RING_N128W8,
+        _ if ring_wide || long_k => DECODE_NN_RING_N128W8,
         _ if wide => DECODE_NN_N32W8,
         _ if p.m <= DECODE_ONE_ROW_TILE_M => DECODE_NN_N32W24,
         _ => DECODE_NN_N32W16,
     }
+}
+
+/// The fewest k values the selector gives one slice of the decode ring walk: a slice must
+/// stream enough weight rows for its ring to reach its steady state.
+pub const DECODE_RING_MIN_SLICE_K: u32 = 1024;
+
+/// The ring walk's split of K on `p`: as many slices as fill the block slots of a wave (`sms`
+/// x the kernel's `min_blocks`, over its 128-column blocks), each at least
+/// [`DECODE_RING_MIN_SLICE_K`] long; `None` where that is fewer than two.
+fn decode_ring_split(p: &Problem, sms: u64) -> Option<SplitK> {
+    let t = DECODE_NN_RING_N128W8;
+    let blocks = u64::from(p.n.div_ceil(t.bn)).max(1);
+    let slots = sms * u64::from(t.min_blocks);
+    let splits = (slots / blocks)
+        .min(u64::from(p.k / DECODE_RING_MIN_SLICE_K))
+        .min(u64::from(SPLITK_MAX_SPLITS)) as u32;
+    let split = SplitK::new(splits, p.k.div_ceil(t.ring_k), p);
+    (split.splits >= 2).then_some(split)
 }
 
 /// What a caller may fix instead of the selector (tests, sweeps).
@@ -1095,7 +1132,8 @@ pub struct Choice {
     pub schedule: Option<Schedule>,
     /// Blocks to launch; only the pedantic tier (grid-stride over tiles) takes one.
     pub grid: Option<u32>,
-    /// Slices of K (mma.sync tiles; 1: no split); the selector's where `None`.
+    /// Slices of K (mma.sync tiles and the decode ring walk; 1: no split); the selector's where
+    /// `None`.
     pub splits: Option<u32>,
 }
 
@@ -1191,12 +1229,9 @@ pub fn plan(
     Ok(plan)
 }
 
-/// The split of K for `schedule` on `p` (`blocks` output tiles), forced or the selector's:
-/// an mma.sync tile that leaves more than half the block slots of a wave without an output
-/// tile (the tile's `min_blocks` per SM: the slices wait on latency, so blocks that share an
-/// SM overlap), with K long enough for two slices of [`SPLITK_MIN_SLICE_K`], takes as many
-/// slices as fill those slots (at most [`SPLITK_MAX_SPLITS`]) when the workspace holds their
-/// planes; otherwise none.
+/// The split of K for `schedule` on `p` (`blocks` output tiles), forced or the selector's
+/// ([`mma_split`], [`decode_ring_split`]) where the workspace holds its planes; other
+/// schedules take none.
 fn split_k(
     p: &Problem,
     device: &DeviceFacts,
@@ -1212,23 +1247,29 @@ fn split_k(
         ),
         reason,
     };
-    let Schedule::Mma(t) = schedule else {
-        return match forced {
-            None | Some(1) => Ok(None),
-            Some(_) => Err(refuse("only the mma.sync tiles split K".into())),
-        };
+    let (k_tile, selected) = match schedule {
+        Schedule::Mma(t) => (t.bk, mma_split(p, device, t, blocks)),
+        Schedule::Decode(d) if d.ring_stages > 0 => (
+            d.ring_k,
+            decode_ring_split(p, u64::from(device.sm_count.max(1))),
+        ),
+        _ => {
+            return match forced {
+                None | Some(1) => Ok(None),
+                Some(_) => Err(refuse(
+                    "only the mma.sync tiles and the decode ring walk split K".into(),
+                )),
+            }
+        }
     };
-    let k_tiles = p.k.div_ceil(t.bk);
+    let k_tiles = p.k.div_ceil(k_tile);
     if blocks == 0 || k_tiles == 0 {
         return match forced {
             None | Some(1) => Ok(None),
             Some(_) => Err(refuse("an empty C or K = 0 has nothing to split".into())),
         };
     }
-    let room = |split: &SplitK| {
-        p.workspace
-            .is_some_and(|w| w.addr % 16 == 0 && w.bytes >= split.workspace_bytes(p.m, p.n))
-    };
+    let room = |split: &SplitK| p.has_room(split);
     match forced {
         Some(0) => Err(refuse("a split takes at least one slice".into())),
         Some(1) => Ok(None),
@@ -1246,16 +1287,22 @@ fn split_k(
             }
             Ok(Some(split))
         }
-        None => {
-            let slots = u64::from(device.sm_count.max(1)) * u64::from(t.min_blocks.max(1));
-            if blocks * 2 > slots {
-                return Ok(None);
-            }
-            let wave = slots / blocks;
-            let deep = u64::from(k_tiles / SPLITK_MIN_SLICE_K.div_ceil(t.bk));
-            let splits = wave.min(deep).min(u64::from(SPLITK_MAX_SPLITS)) as u32;
-            let split = SplitK::new(splits, k_tiles, p);
-            Ok((split.splits >= 2 && room(&split)).then_some(split))
-        }
+        None => Ok(selected.filter(|split| split.splits >= 2 && room(split))),
     }
+}
+
+/// The selector's split of an mma.sync tile's K: where `blocks` output tiles leave more than
+/// half the block slots of a wave empty (the tile's `min_blocks` per SM: the slices wait on
+/// latency, so blocks that share an SM overlap), as many slices as fill them (at most
+/// [`SPLITK_MAX_SPLITS`]), each at least [`SPLITK_MIN_SLICE_K`] long.
+fn mma_split(p: &Problem, device: &DeviceFacts, t: &MmaTile, blocks: u64) -> Option<SplitK> {
+    let slots = u64::from(device.sm_count.max(1)) * u64::from(t.min_blocks.max(1));
+    if blocks == 0 || blocks * 2 > slots {
+        return None;
+    }
+    let k_tiles = p.k.div_ceil(t.bk);
+    let wave = slots / blocks;
+    let deep = u64::from(k_tiles / SPLITK_MIN_SLICE_K.div_ceil(t.bk));
+    let splits = wave.min(deep).min(u64::from(SPLITK_MAX_SPLITS)) as u32;
+    Some(SplitK::new(splits, k_tiles, p))
 }

@@ -59,8 +59,8 @@ pub struct MmaTile {
 }
 
 impl MmaTile {
-    /// Template arguments of `MmaTile<...>`.
-    pub fn args(&self) -> [u32; 7] {
+    /// Template arguments of `MmaTile<...>` (the skinny flag as 0 or 1).
+    pub fn args(&self) -> [u32; 8] {
         [
             self.bm,
             self.bn,
@@ -69,6 +69,7 @@ impl MmaTile {
             self.warps_n,
             self.stages,
             self.min_blocks,
+            u32::from(self.skinny),
         ]
     }
 }
@@ -610,8 +611,8 @@ rows = [{rows}]
     fn a_derived_class_changes_only_the_fields_it_lists() {
         let cat = catalogue("stages = 4", r#"{ nn = "big", nt = "nn_d" }"#).unwrap();
         let (root, derived) = (&cat.classes[0].tiles[0], &cat.classes[1].tiles[0]);
-        assert_eq!(derived.args(), [128, 256, 64, 2, 4, 4, 1]);
-        assert_eq!(root.args(), [128, 256, 64, 2, 4, 3, 1]);
+        assert_eq!(derived.args(), [128, 256, 64, 2, 4, 4, 1, 0]);
+        assert_eq!(root.args(), [128, 256, 64, 2, 4, 3, 1, 0]);
         let names: Vec<String> = cat.groups().unwrap()[0]
             .expand()
             .into_iter()

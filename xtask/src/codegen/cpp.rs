@@ -30,7 +30,7 @@ pub fn tiles_cuh(cat: &Catalogue, groups: &[Group]) -> String {
     }
     s += "\nnamespace cubins {\nnamespace gemm {\n\n";
     s += "// Tensor-core tiles per shared-memory class (kSmSharedKb, cubins/arch.cuh).\n";
-    s += "// MmaTile<BM, BN, BK, warps M, warps N, stages, min blocks per SM>\n";
+    s += "// MmaTile<BM, BN, BK, warps M, warps N, stages, min blocks per SM, skinny>\n";
     s += "template <int kSharedKb>\nstruct MmaTiles;\n";
     for class in &cat.classes {
         s += &mma_class(class);

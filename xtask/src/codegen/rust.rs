@@ -301,7 +301,7 @@ fn schedule(tile: &Tile) -> String {
 }
 
 fn mma_fields(t: &MmaTile) -> Vec<String> {
-    let [bm, bn, bk, warps_m, warps_n, stages, min_blocks] = t.args();
+    let [bm, bn, bk, warps_m, warps_n, stages, min_blocks, _] = t.args();
     vec![
         format!("bm: {bm}"),
         format!("bn: {bn}"),

@@ -17,6 +17,11 @@
 //
 // Sum order (fixed): each warp walks k16 blocks 0, 1, ... in order into one accumulator per
 // output; no other warp or block adds to its outputs.
+//
+// Split K (gridDim.z > 1, the planner's SplitK, where K is long against N and the blocks of
+// N alone leave SMs idle): slice z walks ring k tiles [z * per, (z + 1) * per) and stores its
+// raw sums to the z-th M x ldc plane of C, the workspace (the plan passes alpha 1, beta 0, no
+// bias, f32 output); gemm_splitk_reduce sums the planes in slice order.
 #pragma once
 
 #include <cstdint>
@@ -62,13 +67,16 @@ __device__ __forceinline__ void decode_ring_rows(const GemmArgs& p, unsigned rin
   const int n0 = static_cast<int>(blockIdx.x) * BN;
   const T* A = static_cast<const T*>(p.a);
   const T* B = static_cast<const T*>(p.b);
-  const int ktiles = ceil_div(p.k, BK);
+  const int ktiles_all = ceil_div(p.k, BK);
+  const int per_slice = ceil_div(ktiles_all, static_cast<int>(gridDim.z));
+  const int kt_first = static_cast<int>(blockIdx.z) * per_slice;
+  const int ktiles = max(0, min(per_slice, ktiles_all - kt_first));
 
-  // k tile i into stage i % S. Rows past K and chunks past N read nothing (zeros); a chunk
+  // The slice's k tile i into stage i % S. Rows past K and chunks past N read nothing (zeros); a chunk
   // that starts inside N stays inside the row (ldb is a multiple of 8, at least N).
   auto load = [&](int i) {
     const unsigned sb = ring + (i % S) * R::kStageBytes, sa = sb + R::kBBytes;
-    const int k0 = i * BK;
+    const int k0 = (kt_first + i) * BK;
 #pragma unroll
     for (int j = 0; j < R::kBChunks / THREADS; ++j) {
       const int c = tid + j * THREADS, r = c / (BN / 8), q = c % (BN / 8);
@@ -122,6 +130,7 @@ __device__ __forceinline__ void decode_ring_rows(const GemmArgs& p, unsigned rin
   // Accumulator (mt, r) of lane (g, t): column n0 + 16 warp + g + 8 (r / 2), row 8 mt + 2 t + r % 2.
   const EpilogueArgs e = EpilogueArgs::from(p);
   const bool out_f32 = (p.flags & CUBINS_GEMM_OUT_F32) != 0;
+  float* const c32 = static_cast<float*>(p.c) + static_cast<int64_t>(blockIdx.z) * p.m * p.ldc;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -129,7 +138,7 @@ __device__ __forceinline__ void decode_ring_rows(const GemmArgs& p, unsigned rin
       const int m = 8 * mt + 2 * t + (r & 1), n = n0 + 16 * warp + g + 8 * (r >> 1);
       if (m >= p.m || n >= p.n) continue;
       if (out_f32) {
-        store_one(e, static_cast<float*>(p.c), m, n, acc[mt][r]);
+        store_one(e, c32, m, n, acc[mt][r]);
       } else {
         store_one(e, static_cast<T*>(p.c), m, n, acc[mt][r]);
       }

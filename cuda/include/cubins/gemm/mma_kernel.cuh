@@ -16,12 +16,14 @@
 namespace cubins {
 namespace gemm {
 
-template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_>
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, int SKINNY_>
 struct MmaTile {
   static constexpr int kBM = BM_, kBN = BN_, kBK = BK_;
   static constexpr int kWarpsM = WARPS_M_, kWarpsN = WARPS_N_;
   static constexpr int kStages = STAGES_;
   static constexpr int kMinBlocks = MIN_BLOCKS_;
+  // A skinny tile (small M x N, long K): its blocks wait on memory latency, not throughput.
+  static constexpr bool kSkinny = SKINNY_ != 0;
   static constexpr int kThreads = kWarpsM * kWarpsN * 32;
   static constexpr int kWarpM = kBM / kWarpsM, kWarpN = kBN / kWarpsN;
   static constexpr int kMt = kWarpM / 16, kNt = kWarpN / 8;
@@ -36,8 +38,13 @@ struct MmaStage {
   static constexpr bool kBK = LayoutTraits<L>::b_k_major;
   using LayoutA = StageTileLayout<T, kAK>;
   using LayoutB = StageTileLayout<T, kBK>;
-  using CopyA = TileCopy<T, LayoutA, kAK ? Tile::kBM : Tile::kBK, kAK ? Tile::kBK : Tile::kBM, Tile::kThreads>;
-  using CopyB = TileCopy<T, LayoutB, kBK ? Tile::kBN : Tile::kBK, kBK ? Tile::kBK : Tile::kBN, Tile::kThreads>;
+  // The skinny tiles' element path issues four chunks' loads at a time (their blocks are few
+  // and wait on latency); the others keep their registers for the main loop.
+  static constexpr int kElemBatch = Tile::kSkinny ? 4 : 1;
+  using CopyA =
+      TileCopy<T, LayoutA, kAK ? Tile::kBM : Tile::kBK, kAK ? Tile::kBK : Tile::kBM, Tile::kThreads, kElemBatch>;
+  using CopyB =
+      TileCopy<T, LayoutB, kBK ? Tile::kBN : Tile::kBK, kBK ? Tile::kBK : Tile::kBN, Tile::kThreads, kElemBatch>;
   static constexpr int kChunksA = CopyA::kFootprint;
   static constexpr int kChunks = CopyA::kFootprint + CopyB::kFootprint;
   // Dynamic shared memory the kernel needs: the launcher passes exactly this.

@@ -26,6 +26,11 @@ struct RawBits<float> {
   using type = uint32_t;
 };
 
+// The largest divisor of n that is at most cap (at least 1).
+constexpr int largest_divisor_upto(int n, int cap) {
+  return cap <= 1 ? 1 : n % cap == 0 ? cap : largest_divisor_upto(n, cap - 1);
+}
+
 // Which logical chunk (row, col) copy i of thread `tid` takes, and where it lands: thread tid
 // copies chunks tid, tid + threads, ... in row-major order, so consecutive threads take
 // consecutive chunks of a row and a warp reads whole rows. Host-callable for fingerprints.cuh.
@@ -44,8 +49,9 @@ CUBINS_HD CopySlot copy_slot(int i, int tid, int threads, int rows, int cpr) {
 // A ROWS x COLS window of a row-major global matrix (rows_total x cols_total, leading
 // dimension ld) copied into a tile laid out by TileLayout (chunk order: copy_slot).
 // Elements outside the matrix become zeros, which is what tails need: zero rows and
-// columns add nothing to the products.
-template <class T, class TileLayout, int ROWS, int COLS, int THREADS>
+// columns add nothing to the products. ELEM_BATCH: chunks whose element loads the element
+// path issues together (the largest divisor of a thread's chunks up to it).
+template <class T, class TileLayout, int ROWS, int COLS, int THREADS, int ELEM_BATCH = 1>
 struct TileCopy {
  public:
   static constexpr int kElemsPerChunk = 16 / static_cast<int>(sizeof(T));
@@ -59,6 +65,7 @@ struct TileCopy {
   static_assert(kChunks % THREADS == 0, "every thread copies the same number of chunks");
   static_assert(kChunksPerRow <= 8 || kChunksPerRow % 8 == 0, "wide rows are whole 8-chunk panels");
   static_assert(THREADS % kChunksPerRow == 0, "a thread's chunks share one column");
+  static constexpr int kElemBatch = largest_divisor_upto(kPerThread, ELEM_BATCH);
 
   // `vec`: 16-byte aligned base and leading dimension, so a chunk is one cp.async (partial
   // chunks at the column edge read only their valid bytes). Otherwise element loads.
@@ -88,18 +95,26 @@ struct TileCopy {
                           static_cast<unsigned>(c.valid) * sizeof(T));
       }
     } else {
+      // Element loads, a batch of chunks at a time: every load of the batch is issued before
+      // the first store to shared memory, so a thread waits one memory latency per batch.
       using Raw = typename RawBits<T>::type;
 #pragma unroll 1
-      for (int i = 0; i < kPerThread; ++i) {
-        const Chunk c = chunk(i, tid, row0, col0, rows_total, cols_total);
-        const Raw* src = reinterpret_cast<const Raw*>(g + c.grow * ld + c.gcol);
+      for (int i0 = 0; i0 < kPerThread; i0 += kElemBatch) {
         union {
           uint4 v;
           Raw e[kElemsPerChunk];
-        } u;
+        } u[kElemBatch];
+        int offset[kElemBatch];
 #pragma unroll
-        for (int e = 0; e < kElemsPerChunk; ++e) u.e[e] = e < c.valid ? src[e] : Raw(0);
-        tile[c.offset] = u.v;
+        for (int j = 0; j < kElemBatch; ++j) {
+          const Chunk c = chunk(i0 + j, tid, row0, col0, rows_total, cols_total);
+          const Raw* src = reinterpret_cast<const Raw*>(g + c.grow * ld + c.gcol);
+          offset[j] = c.offset;
+#pragma unroll
+          for (int e = 0; e < kElemsPerChunk; ++e) u[j].e[e] = e < c.valid ? src[e] : Raw(0);
+        }
+#pragma unroll
+        for (int j = 0; j < kElemBatch; ++j) tile[offset[j]] = u[j].v;
       }
     }
   }

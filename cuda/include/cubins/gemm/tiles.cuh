@@ -14,7 +14,7 @@ namespace cubins {
 namespace gemm {
 
 // Tensor-core tiles per shared-memory class (kSmSharedKb, cubins/arch.cuh).
-// MmaTile<BM, BN, BK, warps M, warps N, stages, min blocks per SM>
+// MmaTile<BM, BN, BK, warps M, warps N, stages, min blocks per SM, skinny>
 template <int kSharedKb>
 struct MmaTiles;
 
@@ -24,35 +24,35 @@ struct MmaTiles;
 template <>
 struct MmaTiles<228> {
   // 16-bit NN, TN: 8 warps of 64 x 64
-  using Large = MmaTile<128, 256, 64, 2, 4, 3, 1>;
+  using Large = MmaTile<128, 256, 64, 2, 4, 3, 1, 0>;
   // 16-bit NT (BK 64 spills there)
-  using LargeNt = MmaTile<128, 256, 32, 2, 4, 4, 1>;
+  using LargeNt = MmaTile<128, 256, 32, 2, 4, 4, 1, 0>;
   // 16-bit: 4 warps of 64 x 64
-  using Medium = MmaTile<128, 128, 32, 2, 2, 4, 2>;
+  using Medium = MmaTile<128, 128, 32, 2, 2, 4, 2, 0>;
   // 16-bit: 4 warps of 32 x 32
-  using Small = MmaTile<64, 64, 64, 2, 2, 3, 3>;
+  using Small = MmaTile<64, 64, 64, 2, 2, 3, 3, 0>;
   // 16-bit skinny: M > 32 where 64 x 64 tiles give about a wave; 4 warps of 32 x 32
-  using Skinny64x64 = MmaTile<64, 64, 128, 2, 2, 3, 2>;
+  using Skinny64x64 = MmaTile<64, 64, 128, 2, 2, 3, 2, 1>;
   // 16-bit skinny: M > 32 where 64 x 64 tiles are too few; 4 warps of 32 x 16
-  using Skinny64x32 = MmaTile<64, 32, 128, 2, 2, 4, 2>;
+  using Skinny64x32 = MmaTile<64, 32, 128, 2, 2, 4, 2, 1>;
   // 16-bit skinny: M <= 32, where a taller tile would take the bounds-checked copy of A on
   // every k tile; 4 warps of 16 x 16
-  using Skinny32x32 = MmaTile<32, 32, 128, 2, 2, 4, 3>;
+  using Skinny32x32 = MmaTile<32, 32, 128, 2, 2, 4, 3, 1>;
   // f32: 8 warps of 64 x 64 (NN, TN: the NT instantiation would spill)
-  using Tf32Wide = MmaTile<128, 256, 32, 2, 4, 3, 1>;
+  using Tf32Wide = MmaTile<128, 256, 32, 2, 4, 3, 1, 0>;
   // f32: 8 warps of 64 x 32
-  using Tf32Large = MmaTile<128, 128, 32, 2, 4, 4, 1>;
+  using Tf32Large = MmaTile<128, 128, 32, 2, 4, 4, 1, 0>;
   // f32: 4 warps of 32 x 32
-  using Tf32Small = MmaTile<64, 64, 32, 2, 2, 4, 2>;
+  using Tf32Small = MmaTile<64, 64, 32, 2, 2, 4, 2, 0>;
 };
 
 // sm_80: 164 KB per SM. The skinny rings of 96 KB would hold one block per SM; k tiles of
 // 64 (48 / 48 / 32 KB) keep 3 / 3 / 4 blocks and as many bytes in flight per SM.
 template <>
 struct MmaTiles<164> : MmaTiles<228> {
-  using Skinny64x64 = MmaTile<64, 64, 64, 2, 2, 3, 2>;
-  using Skinny64x32 = MmaTile<64, 32, 64, 2, 2, 4, 2>;
-  using Skinny32x32 = MmaTile<32, 32, 64, 2, 2, 4, 3>;
+  using Skinny64x64 = MmaTile<64, 64, 64, 2, 2, 3, 2, 1>;
+  using Skinny64x32 = MmaTile<64, 32, 64, 2, 2, 4, 2, 1>;
+  using Skinny32x32 = MmaTile<32, 32, 64, 2, 2, 4, 3, 1>;
 };
 
 // sm_86, sm_89, sm_120 (and any arch no class names): 100 KB per SM (99 KB per block). The
@@ -62,11 +62,11 @@ struct MmaTiles<164> : MmaTiles<228> {
 // KB: 1 / 1 / 2 blocks).
 template <>
 struct MmaTiles<100> : MmaTiles<164> {
-  using Large = MmaTile<128, 256, 32, 2, 4, 4, 1>;
-  using Medium = MmaTile<128, 128, 32, 2, 2, 3, 2>;
-  using Tf32Wide = MmaTile<128, 256, 16, 2, 4, 3, 1>;
-  using Tf32Large = MmaTile<128, 128, 16, 2, 4, 4, 1>;
-  using Tf32Small = MmaTile<64, 64, 16, 2, 2, 4, 2>;
+  using Large = MmaTile<128, 256, 32, 2, 4, 4, 1, 0>;
+  using Medium = MmaTile<128, 128, 32, 2, 2, 3, 2, 0>;
+  using Tf32Wide = MmaTile<128, 256, 16, 2, 4, 3, 1, 0>;
+  using Tf32Large = MmaTile<128, 128, 16, 2, 4, 4, 1, 0>;
+  using Tf32Small = MmaTile<64, 64, 16, 2, 2, 4, 2, 0>;
 };
 
 // The tiles of the arch being compiled: those of the class that lists it, which
