@@ -3,7 +3,7 @@
 //! - Every entry point in a cubin needs a manifest entry, and every manifest entry needs an
 //!   entry point (in the kernel file it names, on every built arch).
 //! - Rules (`max_registers`, `spills`, `max_stack_bytes`, `require`, `forbid`,
-//!   `min_blocks_per_sm`) apply per arch; `[kernels.NAME.arch.sm_XX]` overrides fields.
+//!   `min_blocks_per_sm`, `waits_on_grid`) apply per arch; `[kernels.NAME.arch.sm_XX]` overrides fields.
 //! - A violated rule listed in `exception.allow` (with a non-empty `reason`) is a warning;
 //!   so is every violation under `level = "warn"`. Everything else is an error, unless the
 //!   build runs with `CUBINS_CONTRACTS=warn` ([`Outcome::at_level`]): a crate that depends on
@@ -24,6 +24,9 @@ use std::fmt::Write;
 /// Where the build's manifest lives, as diagnostics name it.
 pub const MANIFEST_PATH: &str = "cuda/kernels.toml";
 
+/// The opcode class of `griddepcontrol.wait` in SASS.
+pub const GRID_WAIT_CLASS: &str = "ACQBULK";
+
 /// Rule names, as `exception.allow` lists them.
 pub const RULES: &[&str] = &[
     "max_registers",
@@ -32,6 +35,7 @@ pub const RULES: &[&str] = &[
     "require",
     "forbid",
     "min_blocks_per_sm",
+    "waits_on_grid",
 ];
 
 /// Result of checking every contract: errors fail the build, warnings print.
@@ -436,6 +440,20 @@ pub fn violations(k: &KernelReport, c: &Contract, entry: &KernelEntry) -> Vec<Vi
             });
         }
     }
+    // The wait exists from sm_90 (`griddepcontrol`); earlier code launches plainly.
+    if c.waits_on_grid == Some(true)
+        && k.arch.major() >= 9
+        && count_matching(&k.opcode_classes, GRID_WAIT_CLASS) == 0
+    {
+        v.push(Violation {
+            rule: "waits_on_grid",
+            detail: format!(
+                "no {GRID_WAIT_CLASS} instruction in its SASS: it does not wait on the grid dependency \
+                 (cubins::wait_for_previous_grid), yet the contract says the runtime launches it as a \
+                 programmatic dependent (waits_on_grid = true)"
+            ),
+        });
+    }
     for pattern in c.forbid.iter().flatten() {
         let hits: Vec<String> = k
             .opcode_classes
@@ -556,6 +574,7 @@ fn rule_is_set(c: &Contract, rule: &str) -> bool {
         "require" => c.require.is_some(),
         "forbid" => c.forbid.is_some(),
         "min_blocks_per_sm" => c.min_blocks_per_sm.is_some(),
+        "waits_on_grid" => c.waits_on_grid.is_some(),
         _ => false,
     }
 }
@@ -659,6 +678,22 @@ min_blocks_per_sm = { block_size = 256, blocks = 8 }
             kernels: vec![k],
         };
         check_all(&m, &[("copy".to_string(), &r)])
+    }
+
+    /// `waits_on_grid`: sm_90 and later code needs ACQBULK (the wait before its first memory
+    /// access); earlier code has no such instruction and is not asked for one.
+    #[test]
+    fn a_programmatic_kernel_must_wait_on_the_grid_from_sm_90() {
+        let manifest = MANIFEST.replace("forbid = [", "waits_on_grid = true\nforbid = [");
+        let o = check(&manifest, kernel(Arch::new(90)));
+        let e = o.errors.join("\n");
+        assert!(e.contains(": waits_on_grid: no ACQBULK instruction"), "{e}");
+        assert!(e.contains("cubins::wait_for_previous_grid"), "{e}");
+        assert!(check(&manifest, kernel(Arch::new(80))).errors.is_empty());
+        let mut k = kernel(Arch::new(100));
+        k.opcode_classes.insert("ACQBULK".to_string(), 1);
+        assert!(check(&manifest, k).errors.is_empty());
+        assert!(check(MANIFEST, kernel(Arch::new(90))).errors.is_empty());
     }
 
     #[test]

@@ -108,6 +108,10 @@ pub struct Contract {
     pub forbid: Option<Vec<String>>,
     /// Minimum resident blocks per SM at a block size.
     pub min_blocks_per_sm: Option<MinBlocks>,
+    /// `true`: the runtime launches the kernel as a programmatic dependent of the stream's
+    /// previous kernel, so on sm_90 and later its SASS must wait on the grid dependency
+    /// (`griddepcontrol.wait`, opcode class `ACQBULK`) before it touches memory.
+    pub waits_on_grid: Option<bool>,
     /// A reviewed exception: the violations named in `allow` do not fail the build,
     /// and `reason` says why they are acceptable.
     pub exception: Option<Exception>,
@@ -211,6 +215,7 @@ macro_rules! with_rule_fields {
             require,
             forbid,
             min_blocks_per_sm,
+            waits_on_grid,
             exception,
             level
         )
