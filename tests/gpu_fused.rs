@@ -39,7 +39,7 @@ use cubins::ops::{Launched, Threads};
 use cubins::runtime::launchers::Dtype;
 use cubins::runtime::{Bf16, DeviceWrite, Error, Gpu, RoutePolicy};
 use cust::stream::Stream;
-use gpu_common::{gpu, gpu_with};
+use gpu_common::{driver_version, gpu, gpu_with, PROGRAMMATIC_DRIVER};
 use guarded::{DeviceElem, Guarded};
 use half::{bf16, f16};
 
@@ -826,11 +826,8 @@ fn the_fast_path_is_taken() {
 #[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
 fn row_kernels_launch_as_programmatic_dependents() {
     let gpu = gpu();
-    let mut version = 0;
-    // SAFETY: an out-pointer to one int.
-    let status = unsafe { cust::sys::cuDriverGetVersion(&mut version) };
-    assert_eq!(status, cust::sys::CUresult::CUDA_SUCCESS);
-    assert_eq!(gpu.programmatic_launch(), version >= 12030);
+    let driver_launches = driver_version() >= PROGRAMMATIC_DRIVER;
+    assert_eq!(gpu.programmatic_launch(), driver_launches);
     let shape = (5, 4096);
     let cases = [
         rmsnorm_case::<bf16>(&gpu, shape, ALIGNED),
@@ -853,7 +850,7 @@ fn row_kernels_launch_as_programmatic_dependents() {
             let stamp = l.stamp(&gpu).unwrap();
             println!("{stamp}");
             let route = gpu.route(l.kernel).unwrap();
-            let expected = route.code_cc >= 90 && version >= 12030 && !l.kernel.contains("cluster");
+            let expected = route.code_cc >= 90 && driver_launches && !l.kernel.contains("cluster");
             assert_eq!(l.config.programmatic_dependent, expected, "{stamp}");
             assert_eq!(
                 stamp.contains("launch=programmatic-dependent"),

@@ -35,7 +35,7 @@ use cubins::ops::gemm::{
 use cubins::runtime::{Bf16, DeviceRead, Error, Gpu, F16};
 use cust::stream::Stream;
 use gemm_common::reference::{epilogue, gemm_f64, pedantic_f32, rel_frobenius};
-use gpu_common::gpu;
+use gpu_common::{driver_version, gpu, PROGRAMMATIC_DRIVER};
 use guarded::{DeviceElem, Guarded};
 use half::{bf16, f16};
 
@@ -603,7 +603,7 @@ fn selector_shapes_take_the_planned_kernel_and_match() {
             let route = gpu.route(&launch.plan.entry).unwrap();
             assert_eq!(
                 launch.programmatic,
-                waits && route.code_cc >= 90 && driver_version() >= 12030,
+                waits && route.code_cc >= 90 && driver_version() >= PROGRAMMATIC_DRIVER,
                 "{}: {route}",
                 case.describe()
             );
@@ -677,8 +677,11 @@ fn decode_shapes_take_the_decode_kernel() {
             // launches the decode kernel as a programmatic dependent (the driver's version
             // read here, not through the runtime's own answer).
             let route = gpu.route(&l.plan.entry).unwrap();
-            let expected = route.code_cc >= 90 && driver_version() >= 12030;
-            assert_eq!(gpu.programmatic_launch(), driver_version() >= 12030);
+            let expected = route.code_cc >= 90 && driver_version() >= PROGRAMMATIC_DRIVER;
+            assert_eq!(
+                gpu.programmatic_launch(),
+                driver_version() >= PROGRAMMATIC_DRIVER
+            );
             assert_eq!(l.programmatic, expected, "{}: {route}", case.describe());
             let stamp = l.stamp(&gpu).unwrap();
             assert_eq!(
@@ -734,15 +737,6 @@ fn decode_shapes_take_the_decode_kernel() {
         let l = parity_case::<f16, f32>(&gpu, &stream, Tier::Fp16, &case, m as u64 + 8);
         assert!(l.plan.split.is_some(), "{}", l.plan.entry);
     }
-}
-
-/// The driver's CUDA version (12030 = 12.3).
-fn driver_version() -> i32 {
-    let mut version = 0;
-    // SAFETY: an out-pointer to one int.
-    let status = unsafe { cust::sys::cuDriverGetVersion(&mut version) };
-    assert_eq!(status, cust::sys::CUresult::CUDA_SUCCESS);
-    version
 }
 
 /// Shifted bases and odd leading dimensions: without a workspace every operand is read

@@ -24,6 +24,20 @@ pub fn gpu_with(policy: RoutePolicy) -> Gpu {
     }
 }
 
+/// The driver's CUDA version (12030 = 12.3), read from the driver itself rather than through
+/// the runtime's answers the tests check.
+pub fn driver_version() -> i32 {
+    let mut version = 0;
+    // SAFETY: an out-pointer to one int.
+    let status = unsafe { cust::sys::cuDriverGetVersion(&mut version) };
+    assert_eq!(status, cust::sys::CUresult::CUDA_SUCCESS);
+    version
+}
+
+/// The driver version from which programmatic dependent launches exist (`cuLaunchKernelEx`,
+/// CUDA 12.3).
+pub const PROGRAMMATIC_DRIVER: i32 = 12030;
+
 /// `values` in a new device buffer, the copy complete before it returns. A synchronous copy
 /// from pageable memory returns once its bytes are staged, possibly before they reach the
 /// device, and the non-blocking streams ops launch on (`Gpu::stream`) do not wait for the
