@@ -628,9 +628,9 @@ pub const SPLITK_MIN_SLICE_K: u32 = 128;
 pub const SPLITK_MAX_SPLITS: u32 = 32;
 
 /// Split K (mma.sync tiles where M x N leaves most block slots of a wave without an output
-/// tile and K is long; the decode ring walk where K is long against N): `splits` slices of the K loop run side by side as grid z, each multiplying
-/// `k_tiles_per_slice` k tiles (the last may have fewer) and writing raw f32 sums to its own
-/// M x N plane of the workspace; the reduce pass then sums the planes in slice order (the same
+/// tile and K is long; the decode ring walk where K is long against N): `splits` slices of
+/// the K loop run side by side as grid z, each multiplying `k_tiles_per_slice` k tiles (the
+/// last may have fewer) and writing raw f32 sums to its own M x N plane of the workspace; the reduce pass then sums the planes in slice order (the same
 /// bits on every run) and applies alpha, beta, bias and the output type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SplitK {
@@ -860,9 +860,7 @@ impl Problem {
             && self.vec_b()
             && (self.layout == Layout::NT || self.n % 4 == 0)
     }
-}
 
-impl Problem {
     /// Whether the lent workspace holds `split`'s planes (16-byte aligned for the four-float
     /// access of the reduce pass).
     fn has_room(&self, split: &SplitK) -> bool {
@@ -1069,8 +1067,8 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
 /// 64 x 64 where it gives at least 90% of a wave (70% where B is stored [K][N]: there a 64 x 32
 /// tile reads B in 64-byte row pieces; run87, 43 x 6374 x 1303 TN, 100 tiles of 64 x 64: 0.79x
 /// cuBLAS against 64 x 32's 0.73x; run41, 64 x 4096 x 4096 NN, 64 tiles: 0.58x against 0.71x),
-/// else 64 x 32. `None` where the tier has no skinny tiles or the
-/// pick does not fit the device.
+/// else 64 x 32. `None` where the tier has no skinny tiles or the pick does not fit the
+/// device.
 fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Option<MmaTile> {
     let sms = u64::from(device.sm_count.max(1));
     let t = device.smem_class.tiles();
@@ -1269,7 +1267,6 @@ fn split_k(
             Some(_) => Err(refuse("an empty C or K = 0 has nothing to split".into())),
         };
     }
-    let room = |split: &SplitK| p.has_room(split);
     match forced {
         Some(0) => Err(refuse("a split takes at least one slice".into())),
         Some(1) => Ok(None),
@@ -1278,7 +1275,7 @@ fn split_k(
             if split.splits == 1 {
                 return Ok(None); // one k tile: nothing to share
             }
-            if !room(&split) {
+            if !p.has_room(&split) {
                 return Err(refuse(format!(
                     "needs a 16-byte aligned workspace of {} bytes for its f32 planes (gemm_with_workspace; \
                      gemm_workspace_len says how much)",
@@ -1287,7 +1284,7 @@ fn split_k(
             }
             Ok(Some(split))
         }
-        None => Ok(selected.filter(|split| split.splits >= 2 && room(split))),
+        None => Ok(selected.filter(|split| split.splits >= 2 && p.has_room(split))),
     }
 }
 
