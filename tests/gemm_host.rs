@@ -1852,6 +1852,17 @@ fn long_k_decode_takes_the_ring_walk_split_over_k() {
         );
         assert_eq!(bare.split, None, "{what}");
     }
+    // Where an SM has 100 KB its ring holds one block: half the slices (sm_89, 128 SMs).
+    let ada = DeviceFacts {
+        sm_count: 128,
+        max_smem_per_block_optin: 101_376,
+        wgmma: false,
+        smem_class: SmemClass::Kb100,
+    };
+    let p = with_workspace(problem(Tier::Bf16, Layout::NN, 1, 4096, 28672));
+    let pl = plan::plan(&p, &ada, &Choice::default(), false).unwrap();
+    assert_eq!(pl.entry, "gemm_bf16_nn_decode_n128w8");
+    assert_eq!(pl.split.map(|s| s.splits), Some(4), "{pl:?}");
     // K no longer than N, or K too short for two slices: the direct walk.
     for (m, n, k) in [(1, 8192, 8192), (16, 4096, 4096), (1, 1024, 1536)] {
         let p = with_workspace(problem(Tier::Bf16, Layout::NN, m, n, k));

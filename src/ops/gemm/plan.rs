@@ -1016,7 +1016,7 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
         .collect();
     let sms = u64::from(device.sm_count.max(1));
     if fitting.iter().any(|s| matches!(s, Schedule::Decode(_))) {
-        return Schedule::Decode(select_decode(p, sms));
+        return Schedule::Decode(select_decode(p, device));
     }
     // The TMA tile needs K for a full ring (`stages` k tiles): its persistent CTAs and
     // producer pipeline cost more than they hide below that (run87: 444 x 4485 x 113 NT read
@@ -1092,10 +1092,11 @@ fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Opt
 /// more 32-column blocks than SMs the 8-warp kernels, two blocks per SM (NT with a stagger, NN
 /// without); else NT takes the 16-column kernel for every M, NN picks by whether one n8 tile
 /// of rows holds M.
-fn select_decode(p: &Problem, sms: u64) -> DecodeTile {
+fn select_decode(p: &Problem, device: &DeviceFacts) -> DecodeTile {
+    let sms = u64::from(device.sm_count.max(1));
     let wide = u64::from(p.n.div_ceil(DECODE_NT_N32W8.bn)) > sms;
     let ring_wide = u64::from(p.n.div_ceil(DECODE_NN_RING_N128W8.bn)) >= sms;
-    let long_k = p.k > p.n && decode_ring_split(p, sms).is_some_and(|s| p.has_room(&s));
+    let long_k = p.k > p.n && decode_ring_split(p, device).is_some_and(|s| p.has_room(&s));
     match p.layout {
         Layout::NT if wide => DECODE_NT_N32W8,
         Layout::NT => DECODE_NT_N16W8,
@@ -1110,13 +1111,18 @@ fn select_decode(p: &Problem, sms: u64) -> DecodeTile {
 /// stream enough weight rows for its ring to reach its steady state.
 pub const DECODE_RING_MIN_SLICE_K: u32 = 1024;
 
-/// The ring walk's split of K on `p`: as many slices as fill the block slots of a wave (`sms`
-/// x the kernel's `min_blocks`, over its 128-column blocks), each at least
-/// [`DECODE_RING_MIN_SLICE_K`] long; `None` where that is fewer than two.
-fn decode_ring_split(p: &Problem, sms: u64) -> Option<SplitK> {
+/// The ring walk's split of K on `p`: as many slices as fill the block slots of a wave (the
+/// SMs x the blocks of its ring an SM holds, at most the kernel's `min_blocks`: 2, or 1 where
+/// an SM has 100 KB; over its 128-column blocks), each at least [`DECODE_RING_MIN_SLICE_K`]
+/// long; `None` where that is fewer than two.
+fn decode_ring_split(p: &Problem, device: &DeviceFacts) -> Option<SplitK> {
     let t = DECODE_NN_RING_N128W8;
     let blocks = u64::from(p.n.div_ceil(t.bn)).max(1);
-    let slots = sms * u64::from(t.min_blocks);
+    let per_sm = t
+        .min_blocks
+        .min(device.smem_class.bytes_per_sm() / t.smem_bytes())
+        .max(1);
+    let slots = u64::from(device.sm_count.max(1)) * u64::from(per_sm);
     let splits = (slots / blocks)
         .min(u64::from(p.k / DECODE_RING_MIN_SLICE_K))
         .min(u64::from(SPLITK_MAX_SPLITS)) as u32;
@@ -1247,10 +1253,7 @@ fn split_k(
     };
     let (k_tile, selected) = match schedule {
         Schedule::Mma(t) => (t.bk, mma_split(p, device, t, blocks)),
-        Schedule::Decode(d) if d.ring_stages > 0 => (
-            d.ring_k,
-            decode_ring_split(p, u64::from(device.sm_count.max(1))),
-        ),
+        Schedule::Decode(d) if d.ring_stages > 0 => (d.ring_k, decode_ring_split(p, device)),
         _ => {
             return match forced {
                 None | Some(1) => Ok(None),
