@@ -129,8 +129,9 @@ const GRAPH_BELOW_FLOPS: u64 = 35_000_000_000;
 const RANDOM_EVERY_BAR: f64 = 0.80;
 const RANDOM_MEDIAN_BAR: f64 = 0.95;
 const TIERS_ENV: &str = "CUBINS_GEMM_TIERS";
-/// `CUBINS_GEMM_SPLITS=S`: every reading forces S slices of K on the mma.sync tiles (1: no
-/// split; S >= 2 is refused where the plan has no mma.sync tile), the selector's otherwise.
+/// `CUBINS_GEMM_SPLITS=S`: every reading forces S slices of K on the mma.sync tiles and the
+/// decode ring walk (1: no split; S >= 2 is refused where the plan has neither), the
+/// selector's otherwise.
 const SPLITS_ENV: &str = "CUBINS_GEMM_SPLITS";
 
 /// The forced split count of `SPLITS_ENV`, if set.

@@ -111,8 +111,8 @@ impl GemmDesc {
         self
     }
 
-    /// Split K into `splits` slices (mma.sync tiles; 1: no split), with the workspace of
-    /// [`gemm_with_workspace`] holding their f32 planes.
+    /// Split K into `splits` slices (mma.sync tiles and the decode ring walk; 1: no split),
+    /// with the workspace of [`gemm_with_workspace`] holding their f32 planes.
     pub fn with_splits(mut self, splits: u32) -> GemmDesc {
         self.choice.splits = Some(splits);
         self
