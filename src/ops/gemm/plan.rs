@@ -1107,6 +1107,17 @@ fn select_decode(p: &Problem, device: &DeviceFacts) -> DecodeTile {
     }
 }
 
+impl SmemClass {
+    /// Shared memory per SM, bytes.
+    pub fn bytes_per_sm(self) -> u32 {
+        1024 * match self {
+            SmemClass::Kb100 => 100,
+            SmemClass::Kb164 => 164,
+            SmemClass::Kb228 => 228,
+        }
+    }
+}
+
 /// The fewest k values the selector gives one slice of the decode ring walk: a slice must
 /// stream enough weight rows for its ring to reach its steady state.
 pub const DECODE_RING_MIN_SLICE_K: u32 = 1024;

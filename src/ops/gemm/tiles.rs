@@ -31,15 +31,6 @@ impl SmemClass {
         }
     }
 
-    /// Shared memory per SM, bytes.
-    pub fn bytes_per_sm(self) -> u32 {
-        1024 * match self {
-            SmemClass::Kb100 => 100,
-            SmemClass::Kb164 => 164,
-            SmemClass::Kb228 => 228,
-        }
-    }
-
     /// The tensor-core tiles the kernels of this class are built with.
     pub fn tiles(self) -> &'static MmaTiles {
         match self {
