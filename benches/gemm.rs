@@ -647,7 +647,8 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     if std::env::var(DECODE_GRID_ENV).is_ok_and(|v| v == "1") {
         // The decode kernels take NN and NT (A read as [M][K]).
         let layouts = chosen_layouts.unwrap_or_else(|| vec![Layout::NN, Layout::NT]);
-        return decode_grid(s, &cublas, &tiers, &layouts, sweeping.as_ref());
+        let schedules = sweeping.as_ref().map(|o| o.as_deref());
+        return decode_grid(s, &cublas, &tiers, &layouts, schedules);
     }
     let layouts = chosen_layouts.unwrap_or_else(|| {
         if quick {
@@ -720,7 +721,7 @@ fn decode_grid(
     cublas: &Cublas,
     tiers: &[TierSpec],
     layouts: &[Layout],
-    sweeping: Option<&Option<String>>,
+    sweeping: Option<Option<&str>>,
 ) -> Result<()> {
     let rows: Vec<usize> = match std::env::var(DECODE_GRID_N_ENV) {
         Ok(list) => list
@@ -750,7 +751,7 @@ fn decode_grid(
                         s.say(format!("GRID {} ratio={}", cell.label(), ratio_text(ratio)));
                         ratios.push((cell.label(), ratio));
                         if let Some(only) = sweeping {
-                            sweep(s, cublas, cell, only.as_deref())?;
+                            sweep(s, cublas, cell, only)?;
                         }
                     }
                 }

@@ -192,7 +192,7 @@ impl fmt::Display for GemmLaunch {
             self.plan.stamp_fields()
         )?;
         if self.programmatic {
-            write!(f, " launch=programmatic-dependent")?;
+            write!(f, " {}", super::launched::PROGRAMMATIC_STAMP)?;
         }
         Ok(())
     }

@@ -1,9 +1,12 @@
 //! The record every op returns: the entry point it launched and the geometry it chose, for
 //! the STAMP line of a reading.
 
-use crate::runtime::{Error, Gpu, Kernel, KernelSpec, LaunchConfig};
+use crate::runtime::{Error, Gpu, Kernel, KernelSpec, LaunchConfig, StreamHandle};
 use std::borrow::Cow;
 use std::fmt;
+
+/// The STAMP word of a launch made as a programmatic dependent of the stream's previous kernel.
+pub(crate) const PROGRAMMATIC_STAMP: &str = "launch=programmatic-dependent";
 
 /// What an op launched: the entry point and the geometry it chose. `stamp` joins it to the
 /// route the runtime took. An op with nothing to do launches nothing and says so in `choice`
@@ -18,13 +21,23 @@ pub struct Launched {
 }
 
 impl Launched {
-    /// This launch as a programmatic dependent of the stream's previous kernel where
-    /// `kernel`'s route allows it ([`Kernel::programmatic_route`]): its blocks may be
-    /// scheduled while that kernel drains. Only for kernels that wait on the grid dependency
-    /// (`cubins::wait_for_previous_grid`) before their first memory access.
-    pub fn after_previous<K: KernelSpec>(mut self, kernel: &Kernel<'_, K>) -> Launched {
+    /// Launches `kernel` with this record's geometry, as a programmatic dependent of the
+    /// stream's previous kernel where its route allows it ([`Kernel::programmatic_route`]:
+    /// its blocks may be scheduled while that kernel drains), and returns the record as
+    /// launched.
+    ///
+    /// # Safety
+    /// As [`Kernel::launch`]; and `kernel` waits on the grid dependency
+    /// (`cubins::wait_for_previous_grid`) before its first memory access.
+    pub unsafe fn launch_after_previous<K: KernelSpec>(
+        mut self,
+        kernel: &Kernel<'_, K>,
+        stream: &impl StreamHandle,
+        args: K::Args,
+    ) -> Result<Launched, Error> {
         self.config.programmatic_dependent = kernel.programmatic_route();
-        self
+        kernel.launch(stream, &self.config, args)?;
+        Ok(self)
     }
 
     /// The route of `kernel` and this record: one STAMP line.
@@ -43,7 +56,7 @@ impl fmt::Display for Launched {
         }
         write!(f, " {}", self.choice)?;
         if self.config.programmatic_dependent {
-            write!(f, " launch=programmatic-dependent")?;
+            write!(f, " {PROGRAMMATIC_STAMP}")?;
         }
         Ok(())
     }

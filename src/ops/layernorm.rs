@@ -118,18 +118,15 @@ pub fn layernorm<T: Dtype, S: StreamHandle>(
         (b.arg("b"), Extent::Row),
     ];
     check_buffers::<T>(rows, cols, &inputs, &[(y.arg("y"), Extent::Rows)])?;
-    let kernel = gpu.kernel::<LayernormFwd<T>>()?;
-    let launched = launched.after_previous(&kernel);
     // SAFETY: the lengths cover rows * cols (x, y) and cols (w, b) elements, y overlaps no
     // input; the kernel touches exactly those elements (after the grid dependency).
     unsafe {
-        kernel.launch(
+        launched.launch_after_previous(
+            &gpu.kernel::<LayernormFwd<T>>()?,
             stream,
-            &launched.config,
             (x.ptr, w.ptr, b.ptr, y.ptr, r, c, opts.eps),
-        )?
-    };
-    Ok(launched)
+        )
+    }
 }
 
 /// The fused residual add, in place: `residual += x` (rounded to the storage type), then
@@ -201,18 +198,16 @@ fn residual_launch<T: Dtype>(
     ];
     let (rin, rout) = residual.ptrs;
     residual.check(rows, cols, &inputs, y.arg("y"))?;
-    let kernel = gpu.kernel::<LayernormFwdResidual<T>>()?;
-    let launched = launched.after_previous(&kernel);
     // SAFETY: the checks above: every buffer covers the shape, y and the written residual
-    // overlap nothing else, and an in-place residual is read, then written, by one thread.
+    // overlap nothing else, and an in-place residual is read, then written, by one thread;
+    // the kernel waits on the grid dependency first.
     unsafe {
-        kernel.launch(
+        launched.launch_after_previous(
+            &gpu.kernel::<LayernormFwdResidual<T>>()?,
             stream,
-            &launched.config,
             (x.ptr, rin, rout, w.ptr, b.ptr, y.ptr, r, c, opts.eps),
-        )?
-    };
-    Ok(launched)
+        )
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -377,10 +372,9 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
         kernel: LayernormBwd::<T>::info().name,
         config: plan.config(),
         choice: plan.describe::<T>().into(),
-    }
-    .after_previous(&rows_kernel);
+    };
     let sums_name = LayernormDweight::<T>::info().name;
-    let sums = colsum_launch(sums_name, cols, plan.blocks, SUMS)?.after_previous(&sums_kernel);
+    let sums = colsum_launch(sums_name, cols, plan.blocks, SUMS)?;
     let partial = ws.view.ptr;
     let alone = u32::from(plan.alone_on_sm);
     let args = (
@@ -398,12 +392,12 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
     let sums_args = (partial, dw.ptr, db.ptr, plan.blocks, c);
     // SAFETY: lengths cover the shape and the plan's workspace (16-byte aligned, as the
     // float4 stores need); the outputs overlap no other buffer. The second launch reads the
-    // workspace the first wrote, in stream order.
+    // workspace the first wrote, in stream order; both wait on the grid dependency first.
     unsafe {
-        rows_kernel.launch(stream, &main.config, args)?;
-        sums_kernel.launch(stream, &sums.config, sums_args)?;
+        let main = main.launch_after_previous(&rows_kernel, stream, args)?;
+        let sums = sums.launch_after_previous(&sums_kernel, stream, sums_args)?;
+        Ok([main, sums])
     }
-    Ok([main, sums])
 }
 
 #[cfg(test)]

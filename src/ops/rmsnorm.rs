@@ -110,18 +110,15 @@ pub fn rmsnorm<T: Dtype, S: StreamHandle>(
     check_eps(launched.kernel, opts.eps)?;
     let inputs = [(x.arg("x"), Extent::Rows), (w.arg("w"), Extent::Row)];
     check_buffers::<T>(rows, cols, &inputs, &[(y.arg("y"), Extent::Rows)])?;
-    let kernel = gpu.kernel::<RmsnormFwd<T>>()?;
-    let launched = launched.after_previous(&kernel);
     // SAFETY: the lengths cover rows * cols (x, y) and cols (w) elements, y overlaps
     // neither input; the kernel touches exactly those elements (after the grid dependency).
     unsafe {
-        kernel.launch(
+        launched.launch_after_previous(
+            &gpu.kernel::<RmsnormFwd<T>>()?,
             stream,
-            &launched.config,
             (x.ptr, w.ptr, y.ptr, r, c, opts.eps),
-        )?
-    };
-    Ok(launched)
+        )
+    }
 }
 
 /// The fused residual add, in place: `residual += x` (rounded to the storage type), then
@@ -211,18 +208,16 @@ fn residual_launch<T: Dtype>(
     let inputs = [(x.arg("x"), Extent::Rows), (w.arg("w"), Extent::Row)];
     residual.check(rows, cols, &inputs, y.arg("y"))?;
     let (rin, rout) = residual.ptrs;
-    let kernel = gpu.kernel::<RmsnormFwdResidual<T>>()?;
-    let launched = launched.after_previous(&kernel);
     // SAFETY: lengths cover the shape; y and the written residual overlap no other buffer
-    // (residual_in may be residual_out: each element is read, then written, by one thread).
+    // (residual_in may be residual_out: each element is read, then written, by one thread);
+    // the kernel waits on the grid dependency first.
     unsafe {
-        kernel.launch(
+        launched.launch_after_previous(
+            &gpu.kernel::<RmsnormFwdResidual<T>>()?,
             stream,
-            &launched.config,
             (x.ptr, rin, rout, w.ptr, y.ptr, r, c, opts.eps),
-        )?
-    };
-    Ok(launched)
+        )
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -539,34 +534,34 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
         config: plan.config(),
         choice: plan.describe::<T>().into(),
     };
-    let whole_row = gpu.kernel::<RmsnormBwd<T>>()?;
-    // The cluster kernel launches plainly (a cluster launch of its own).
-    let main = match plan.entry {
-        BwdEntry::WholeRow => main.after_previous(&whole_row),
-        BwdEntry::ClusterHalves => main,
-    };
-    let dweight = gpu.kernel::<RmsnormDweight<T>>()?;
-    let reduce = colsum_launch(dw_name, cols, plan.blocks, 1)?.after_previous(&dweight);
+    let reduce = colsum_launch(dw_name, cols, plan.blocks, 1)?;
     let partial = workspace.ptr;
     let (x, w, dy, dx) = (x.ptr, w.ptr, dy.ptr, dx.ptr);
     let args = (x, w, dy, dx, partial, r, c, plan.rows_per_block, opts.eps);
     if plan.entry == BwdEntry::ClusterHalves {
         check_cluster_grid(main.kernel, &main.config)?;
     }
+    // Both kernels found before either launches.
+    let dweight = gpu.kernel::<RmsnormDweight<T>>()?;
     // SAFETY: lengths cover the shape and the plan's workspace (16-byte aligned, as the
     // float4 stores need); the outputs overlap no other buffer; a cluster launch is whole
-    // clusters. The second launch reads the workspace the first wrote, in stream order.
+    // clusters (and plain: a cluster launch of its own). The second launch reads the
+    // workspace the first wrote, in stream order, after the grid dependency.
     unsafe {
-        match plan.entry {
-            BwdEntry::WholeRow => whole_row.launch(stream, &main.config, args)?,
+        let main = match plan.entry {
+            BwdEntry::WholeRow => {
+                main.launch_after_previous(&gpu.kernel::<RmsnormBwd<T>>()?, stream, args)?
+            }
             BwdEntry::ClusterHalves => {
                 gpu.kernel::<RmsnormBwdCluster<T>>()?
-                    .launch(stream, &main.config, args)?
+                    .launch(stream, &main.config, args)?;
+                main
             }
-        }
-        dweight.launch(stream, &reduce.config, (partial, dw.ptr, plan.blocks, c))?;
+        };
+        let reduce =
+            reduce.launch_after_previous(&dweight, stream, (partial, dw.ptr, plan.blocks, c))?;
+        Ok([main, reduce])
     }
-    Ok([main, reduce])
 }
 
 #[cfg(test)]

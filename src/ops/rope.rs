@@ -243,21 +243,16 @@ pub fn rope<T: Dtype, S: StreamHandle>(
     // nowhere; `vector` is set only when every row is 16-byte aligned for the kernel's
     // accesses (checked above); the kernels wait on the grid dependency before their first
     // access.
-    let launched = match pairing {
-        Pairing::Neox => {
-            let kernel = gpu.kernel::<RopeNeox<T>>()?;
-            let launched = launched.after_previous(&kernel);
-            unsafe { kernel.launch(stream, &launched.config, args)? };
-            launched
+    unsafe {
+        match pairing {
+            Pairing::Neox => {
+                launched.launch_after_previous(&gpu.kernel::<RopeNeox<T>>()?, stream, args)
+            }
+            Pairing::Gptj => {
+                launched.launch_after_previous(&gpu.kernel::<RopeGptj<T>>()?, stream, args)
+            }
         }
-        Pairing::Gptj => {
-            let kernel = gpu.kernel::<RopeGptj<T>>()?;
-            let launched = launched.after_previous(&kernel);
-            unsafe { kernel.launch(stream, &launched.config, args)? };
-            launched
-        }
-    };
-    Ok(launched)
+    }
 }
 
 #[cfg(test)]

@@ -62,11 +62,9 @@ pub fn softmax<T: Dtype, S: StreamHandle>(
     yb.at_least(tensor_bytes::<T>(rows, cols))?;
     check_disjoint(&[yb], &[xb])?;
     let kernel = gpu.kernel::<SoftmaxFwd<T>>()?;
-    let launched = launched.after_previous(&kernel);
     // SAFETY: both buffers cover rows * cols elements and do not overlap; the kernel waits on
     // the grid dependency before its first access.
-    unsafe { kernel.launch(stream, &launched.config, (x.ptr, y.ptr, r, c))? };
-    Ok(launched)
+    unsafe { launched.launch_after_previous(&kernel, stream, (x.ptr, y.ptr, r, c)) }
 }
 
 /// `dx = y * (dy - sum(y * dy))` per row, from the forward's output y.
@@ -93,11 +91,9 @@ pub fn softmax_backward<T: Dtype, S: StreamHandle>(
     }
     check_disjoint(&[dxb], &[yb, dyb])?;
     let kernel = gpu.kernel::<SoftmaxBwd<T>>()?;
-    let launched = launched.after_previous(&kernel);
     // SAFETY: all three cover rows * cols elements; dx overlaps neither input; the kernel
     // waits on the grid dependency before its first access.
-    unsafe { kernel.launch(stream, &launched.config, (y.ptr, dy.ptr, dx.ptr, r, c))? };
-    Ok(launched)
+    unsafe { launched.launch_after_previous(&kernel, stream, (y.ptr, dy.ptr, dx.ptr, r, c)) }
 }
 
 #[cfg(test)]

@@ -113,23 +113,20 @@ pub fn swiglu<T: Dtype, S: StreamHandle>(
     let per_sm = super::rows::wave_blocks_per_sm(gpu, name, FLAT_THREADS, FLAT_BLOCKS_PER_SM);
     let wave = u64::from(gpu.device().sm_count.max(1) * per_sm);
     let blocks = chunks.div_ceil(u64::from(FLAT_THREADS)).clamp(1, wave) as u32;
-    let kernel = gpu.kernel::<SwigluFwd<T>>()?;
     let launched = Launched {
         kernel: name,
         config: LaunchConfig::linear(blocks, FLAT_THREADS),
         choice: format!("flat n={n}").into(),
-    }
-    .after_previous(&kernel);
+    };
     // SAFETY: gate and up hold at least n elements, out exactly n; out overlaps neither; the
     // kernel waits on the grid dependency before its first access.
     unsafe {
-        kernel.launch(
+        launched.launch_after_previous(
+            &gpu.kernel::<SwigluFwd<T>>()?,
             stream,
-            &launched.config,
             (gate.ptr, up.ptr, out.ptr, n as u64),
-        )?
-    };
-    Ok(launched)
+        )
+    }
 }
 
 /// `out[r][c] = silu(gate_up[r][c]) * gate_up[r][cols + c]`: gate_up holds `rows * 2 * cols`
@@ -165,18 +162,15 @@ pub fn swiglu_interleaved<T: Dtype, S: StreamHandle>(
     gub.at_least(2 * tensor_bytes::<T>(rows, cols))?;
     ob.at_least(tensor_bytes::<T>(rows, cols))?;
     check_disjoint(&[ob], &[gub])?;
-    let kernel = gpu.kernel::<SwigluFwdInterleaved<T>>()?;
-    let launched = launched.after_previous(&kernel);
     // SAFETY: gate_up covers rows * 2 * cols elements, out rows * cols; disjoint; the kernel
     // waits on the grid dependency before its first access.
     unsafe {
-        kernel.launch(
+        launched.launch_after_previous(
+            &gpu.kernel::<SwigluFwdInterleaved<T>>()?,
             stream,
-            &launched.config,
             (gate_up.ptr, out.ptr, r, c, segments.seg_chunks),
-        )?
-    };
-    Ok(launched)
+        )
+    }
 }
 
 #[cfg(test)]
