@@ -586,7 +586,8 @@ fn run(s: &mut Session<'_>) -> Result<()> {
         .ok()
         .filter(|v| !v.is_empty() && v != "0")
         .map(|v| (v != "1").then_some(v));
-    let only_sweep = sweeping.as_ref().and_then(|o| o.as_deref());
+    let schedules = sweeping.as_ref().map(|o| o.as_deref());
+    let only_sweep = schedules.flatten();
     if let Ok(v) = std::env::var(RANDOM_ENV) {
         let count = v
             .parse()
@@ -608,7 +609,6 @@ fn run(s: &mut Session<'_>) -> Result<()> {
             ),
             Err(_) => ((0..count).collect(), format!("0..{count}")),
         };
-        let schedules = sweeping.as_ref().map(|o| o.as_deref());
         return random_sweep(s, &cublas, count, seed, &indices, &span, schedules);
     }
     let quick = s.options.quick;
@@ -647,7 +647,6 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     if std::env::var(DECODE_GRID_ENV).is_ok_and(|v| v == "1") {
         // The decode kernels take NN and NT (A read as [M][K]).
         let layouts = chosen_layouts.unwrap_or_else(|| vec![Layout::NN, Layout::NT]);
-        let schedules = sweeping.as_ref().map(|o| o.as_deref());
         return decode_grid(s, &cublas, &tiers, &layouts, schedules);
     }
     let layouts = chosen_layouts.unwrap_or_else(|| {
