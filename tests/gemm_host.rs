@@ -2073,6 +2073,22 @@ fn operands_off_16_byte_chunks_are_packed_where_the_pass_pays() {
         let pl = plan::plan(&q, &H200_SM90A, &Choice::default(), false).unwrap();
         assert_eq!((pl.pack_a, pl.pack_b), (None, None), "{q:?}");
     }
+    // K below PACK_MIN_K: each tile reads its operands in one or two k tiles, so nothing is
+    // copied however large they are (the sweep's 1775 x 2235 x 8 TN, run96); one more k
+    // element and both are.
+    for (k, copied) in [
+        (8, false),
+        (plan::PACK_MIN_K - 1, false),
+        (plan::PACK_MIN_K, true),
+    ] {
+        let q = with_workspace(problem(Tier::Bf16, Layout::TN, 1775, 2235, k));
+        let pl = plan::plan(&q, &H200_SM90A, &Choice::default(), false).unwrap();
+        assert_eq!(
+            (pl.pack_a.is_some(), pl.pack_b.is_some()),
+            (copied, copied),
+            "{q:?}"
+        );
+    }
     let aligned = with_workspace(problem(Tier::Bf16, Layout::NN, 300, 400, 512));
     let mut tf32 = with_workspace(problem(Tier::Tf32, Layout::NN, 300, 400, 501));
     tf32.ldb += 1;

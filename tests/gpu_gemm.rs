@@ -742,7 +742,8 @@ fn decode_shapes_take_the_decode_kernel() {
 /// Shifted bases and odd leading dimensions: without a workspace every operand is read
 /// element by element; with one, the 16-bit tiers copy operands with an odd leading dimension
 /// into it (rows in whole 16-byte chunks) and read the copies with vector access where the
-/// pass pays (300 x 500 x 1100), and keep the element path where it does not (70 x 90 x 77).
+/// pass pays (300 x 500 x 1100), and keep the element path where it does not (70 x 90 x 77;
+/// 200 x 300 x 8, one k tile). C is stored as f32 and as the input type.
 fn parity_unaligned<T: HostElem>(gpu: &Gpu, tier: Tier)
 where
     T::Dev: GemmInput,
@@ -756,7 +757,7 @@ where
         for (shift, ld_extra) in [(1, 0), (0, 1), (3, 5)] {
             for (lend_workspace, (m, n, k)) in [false, true]
                 .into_iter()
-                .flat_map(|l| [(l, (70, 90, 77)), (l, (300, 500, 1100))])
+                .flat_map(|l| [(l, (70, 90, 77)), (l, (300, 500, 1100)), (l, (200, 300, 8))])
             {
                 let case = Case {
                     shift,
@@ -767,19 +768,27 @@ where
                 }
                 .scalars(1.0, 1.0, true);
                 let launch = parity_case::<T, f32>(gpu, &stream, tier, &case, 5 + shift as u64);
+                // C in the input type too (2-byte elements at odd ldc and shifted bases).
+                let narrow = parity_case::<T, T>(gpu, &stream, tier, &case, 6 + shift as u64);
+                assert_eq!(
+                    narrow.plan.schedule,
+                    launch.plan.schedule,
+                    "{}",
+                    case.describe()
+                );
                 let what = format!("{} lend_workspace={lend_workspace}", case.describe());
                 let copied = launch.plan.pack_a.is_some() && launch.plan.pack_b.is_some();
                 if lend_workspace && packs && shift == 0 && m == 300 {
                     assert!(copied, "{what}: operands not copied: {launch}");
                     assert_eq!(launch.plan.flags & vec, vec, "{what}: {launch}");
                     println!("PACK {what}: {}", launch.stamp(gpu).unwrap());
-                } else if m == 70 {
+                } else if m == 70 || k == 8 {
                     assert!(
                         launch.plan.pack_a.is_none() && launch.plan.pack_b.is_none(),
                         "{what}: {launch}"
                     );
                 }
-                if !lend_workspace || m == 70 {
+                if !lend_workspace || m == 70 || k == 8 {
                     assert_eq!(
                         launch.plan.flags & vec,
                         0,

@@ -530,6 +530,10 @@ pub const PACK_BLOCK: u32 = 256;
 /// the launch costs more than the element loads it saves (run73: 550x2x1 and 2x25x13 went
 /// from 0.79x and 0.92x of cuBLAS to 0.51x and 0.55x with a copy).
 pub const PACK_MIN_ELEMENT_BYTES: u64 = 256 << 10;
+/// Nor where K is shorter than this: a tile then reads its operands in at most two k tiles
+/// (one on the tiles 64 or 128 deep), so the element path costs a block a round or two of
+/// loads, less than the pass's launch and the GEMM's wait on it.
+pub const PACK_MIN_K: u32 = 65;
 
 /// A 16-bit operand the plan copies into the workspace before the GEMM, because its base or
 /// leading dimension keeps its rows off 16-byte chunks (`gemm_pack_*`): the stored
@@ -574,7 +578,7 @@ fn packed(p: &Problem) -> (Problem, Option<Packed>, Option<Packed>) {
     let Some(ws) = p.workspace.filter(|w| w.addr % 16 == 0) else {
         return none;
     };
-    if !matches!(p.tier, Tier::Bf16 | Tier::Fp16) || p.m == 0 || p.n == 0 || p.k == 0 {
+    if !matches!(p.tier, Tier::Bf16 | Tier::Fp16) || p.m == 0 || p.n == 0 || p.k < PACK_MIN_K {
         return none;
     }
     let e = p.tier.input_bytes();
