@@ -773,7 +773,9 @@ fn selector_picks_per_shape() {
             );
             // M <= 128, or below a wave of every standard tile: the skinny tiles, 64 x 64
             // where it gives 90% of a wave (128 blocks), else 64 x 32; 32 x 32 for M <= 32
-            // (TN at any M: it has no decode kernel).
+            // (TN at any M: it has no decode kernel) unless its tiles need a second wave of
+            // resident blocks (three per SM) that 64 x 64's (two per SM) do not: 20 x 14797
+            // gives 463 and 232 tiles on 132 SMs; 20 x 20000, 625 and 313.
             for (m, n, want) in [
                 (128, 4096, plan::TILE_SKINNY_64X64),
                 (64, 8192, plan::TILE_SKINNY_64X64),
@@ -784,6 +786,8 @@ fn selector_picks_per_shape() {
                 (32, 4096, plan::TILE_SKINNY_32X32),
                 (32, 8192, plan::TILE_SKINNY_32X32),
                 (17, 100, plan::TILE_SKINNY_32X32),
+                (20, 14797, plan::TILE_SKINNY_64X64),
+                (20, 20000, plan::TILE_SKINNY_32X32),
                 (192, 1024, plan::TILE_SKINNY_64X32),
             ] {
                 assert_eq!(

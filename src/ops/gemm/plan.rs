@@ -1067,7 +1067,9 @@ pub fn select(p: &Problem, device: &DeviceFacts) -> Schedule {
 }
 
 /// The skinny tile for a problem no standard tile gives a wave (bench run41): 32 x 32 for
-/// M <= 32 (a taller tile copies A through the bounds-checked path on every k tile), else
+/// M <= 32 (a taller tile copies A through the bounds-checked path on every k tile) unless its
+/// tiles need a second wave of resident blocks that 64 x 64's do not (run99, 20 x 14797 x 3638
+/// NN: 463 tiles of 32 x 32 at three per SM, 0.627x cuBLAS; 232 of 64 x 64 at two, 0.715x), else
 /// 64 x 64 where it gives at least 90% of a wave (70% where B is stored [K][N]: there a 64 x 32
 /// tile reads B in 64-byte row pieces; run87, 43 x 6374 x 1303 TN, 100 tiles of 64 x 64: 0.79x
 /// cuBLAS against 64 x 32's 0.73x; run41, 64 x 4096 x 4096 NN, 64 tiles: 0.58x against 0.71x),
@@ -1078,14 +1080,26 @@ fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Opt
     let t = device.smem_class.tiles();
     let wide = t.skinny_64x64;
     let tenths_of_a_wave = if p.layout.b_k_major() { 9 } else { 7 };
+    let one_wave =
+        |tile: &MmaTile| tiles(p.m, p.n, tile.bm, tile.bn) <= sms * blocks_per_sm(tile, p, device);
     let pick = if p.m <= t.skinny_32x32.bm {
-        t.skinny_32x32
+        if !one_wave(&t.skinny_32x32) && one_wave(&wide) {
+            wide
+        } else {
+            t.skinny_32x32
+        }
     } else if tiles(p.m, p.n, wide.bm, wide.bn) * 10 >= sms * tenths_of_a_wave {
         wide
     } else {
         t.skinny_64x32
     };
     fitting.contains(&Schedule::Mma(pick)).then_some(pick)
+}
+
+/// Blocks of `t` an SM holds by shared memory, at least 1.
+fn blocks_per_sm(t: &MmaTile, p: &Problem, device: &DeviceFacts) -> u64 {
+    let smem = t.smem_bytes(p.tier, p.layout).max(1);
+    u64::from((device.smem_class.bytes_per_sm() / smem).max(1))
 }
 
 /// The decode variant for `p` (docs/kernels/gemm.md; runs 16, 30 and 49 on the H200, run81
