@@ -1080,10 +1080,11 @@ fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Opt
     let t = device.smem_class.tiles();
     let wide = t.skinny_64x64;
     let tenths_of_a_wave = if p.layout.b_k_major() { 9 } else { 7 };
+    let fits = |tile: &MmaTile| fitting.contains(&Schedule::Mma(*tile));
     let one_wave =
         |tile: &MmaTile| tiles(p.m, p.n, tile.bm, tile.bn) <= sms * blocks_per_sm(tile, p, device);
     let pick = if p.m <= t.skinny_32x32.bm {
-        if !one_wave(&t.skinny_32x32) && one_wave(&wide) {
+        if !one_wave(&t.skinny_32x32) && one_wave(&wide) && fits(&wide) {
             wide
         } else {
             t.skinny_32x32
@@ -1093,7 +1094,7 @@ fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Opt
     } else {
         t.skinny_64x32
     };
-    fitting.contains(&Schedule::Mma(pick)).then_some(pick)
+    fits(&pick).then_some(pick)
 }
 
 /// Blocks of `t` an SM holds by shared memory, at least 1.
