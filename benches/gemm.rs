@@ -24,7 +24,8 @@
 //! {4096, 8192, 14336, 28672}, layouts NN and NT, each >= 1.0x cuBLAS (with
 //! `CUBINS_GEMM_SWEEP`, each cell on the swept schedules too).
 //! `CUBINS_GEMM_TIERS=tf32,bf16`: only those tiers (names as on the STAMP line).
-//! `CUBINS_GEMM_NO_WORKSPACE=1`: no call is lent a workspace (no operand pass, no split).
+//! `CUBINS_GEMM_NO_WORKSPACE=1`: every call is lent a one-float workspace (no operand pass,
+//! no split).
 //! `CUBINS_GEMM_RANDOM=48`: instead, 48 seeded random bf16 shapes in every layout, a quarter of
 //! them with odd leading dimensions, and their ratio distribution (selector calibration);
 //! `CUBINS_GEMM_RANDOM_SHAPES=12..24` (or `0,5,9`) runs only those shapes of the set.
@@ -135,8 +136,9 @@ const TIERS_ENV: &str = "CUBINS_GEMM_TIERS";
 /// selector's otherwise.
 const SPLITS_ENV: &str = "CUBINS_GEMM_SPLITS";
 
-/// `CUBINS_GEMM_NO_WORKSPACE=1`: every call is lent no workspace (no operand pass, no split),
-/// which times the element path and the unsplit kernels where the plan would use them.
+/// `CUBINS_GEMM_NO_WORKSPACE=1`: every call is lent a one-float workspace, room for no operand
+/// pass and no split, which times the element path and the unsplit kernels where the plan
+/// would use them.
 const NO_WORKSPACE_ENV: &str = "CUBINS_GEMM_NO_WORKSPACE";
 
 /// The forced split count of `SPLITS_ENV`, if set.

@@ -634,8 +634,9 @@ pub const SPLITK_MAX_SPLITS: u32 = 32;
 /// Split K (mma.sync tiles where M x N leaves most block slots of a wave without an output
 /// tile and K is long; the decode ring walk where K is long against N): `splits` slices of
 /// the K loop run side by side as grid z, each multiplying `k_tiles_per_slice` k tiles (the
-/// last may have fewer) and writing raw f32 sums to its own M x N plane of the workspace; the reduce pass then sums the planes in slice order (the same
-/// bits on every run) and applies alpha, beta, bias and the output type.
+/// last may have fewer) and writing raw f32 sums to its own M x N plane of the workspace;
+/// the reduce pass then sums the planes in slice order (the same bits on every run) and
+/// applies alpha, beta, bias and the output type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SplitK {
     pub splits: u32,
@@ -1081,8 +1082,12 @@ fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Opt
     let wide = t.skinny_64x64;
     let tenths_of_a_wave = if p.layout.b_k_major() { 9 } else { 7 };
     let fits = |tile: &MmaTile| fitting.contains(&Schedule::Mma(*tile));
-    let one_wave =
-        |tile: &MmaTile| tiles(p.m, p.n, tile.bm, tile.bn) <= sms * blocks_per_sm(tile, p, device);
+    let one_wave = |tile: &MmaTile| {
+        let per_sm = device
+            .smem_class
+            .blocks_per_sm(tile.smem_bytes(p.tier, p.layout));
+        tiles(p.m, p.n, tile.bm, tile.bn) <= sms * u64::from(per_sm)
+    };
     let pick = if p.m <= t.skinny_32x32.bm {
         if !one_wave(&t.skinny_32x32) && one_wave(&wide) && fits(&wide) {
             wide
@@ -1095,12 +1100,6 @@ fn select_skinny(p: &Problem, device: &DeviceFacts, fitting: &[Schedule]) -> Opt
         t.skinny_64x32
     };
     fits(&pick).then_some(pick)
-}
-
-/// Blocks of `t` an SM holds by shared memory, at least 1.
-fn blocks_per_sm(t: &MmaTile, p: &Problem, device: &DeviceFacts) -> u64 {
-    let smem = t.smem_bytes(p.tier, p.layout).max(1);
-    u64::from((device.smem_class.bytes_per_sm() / smem).max(1))
 }
 
 /// The decode variant for `p` (docs/kernels/gemm.md; runs 16, 30 and 49 on the H200, run81
@@ -1135,6 +1134,11 @@ impl SmemClass {
             SmemClass::Kb228 => 228,
         }
     }
+
+    /// Blocks of `smem_bytes` of shared memory each that an SM holds, at least 1.
+    pub fn blocks_per_sm(self, smem_bytes: u32) -> u32 {
+        (self.bytes_per_sm() / smem_bytes.max(1)).max(1)
+    }
 }
 
 /// The fewest k values the selector gives one slice of the decode ring walk: a slice must
@@ -1150,7 +1154,7 @@ fn decode_ring_split(p: &Problem, device: &DeviceFacts) -> Option<SplitK> {
     let blocks = u64::from(p.n.div_ceil(t.bn)).max(1);
     let per_sm = t
         .min_blocks
-        .min(device.smem_class.bytes_per_sm() / t.smem_bytes())
+        .min(device.smem_class.blocks_per_sm(t.smem_bytes()))
         .max(1);
     let slots = u64::from(device.sm_count.max(1)) * u64::from(per_sm);
     let splits = (slots / blocks)
