@@ -14,7 +14,8 @@
 //! each cell >= 95% of the copy ceiling where the op moves >= 64 MB, and faster than torch
 //! eager and torch.compile where the torch file has the cell (`torch_fused.py --grid`) and
 //! rotated as many input sets (at most [`MAX_SETS`] on both sides); `CUBINS_FUSED_GRID_ROWS=1,2`
-//! and `CUBINS_FUSED_GRID_COLS=768,8192` keep those rows and columns. A shape an op refuses
+//! and `CUBINS_FUSED_GRID_COLS=768,8192` keep those rows and columns,
+//! `CUBINS_FUSED_GRID_OPS=rmsnorm_fwd,softmax_fwd` those ops (torch_fused.py's names). A shape an op refuses
 //! by design (the LayerNorm backward's accumulators past shared memory) is reported as not
 //! run, not timed.
 
@@ -83,6 +84,7 @@ const SWEEP_ENV: &str = "CUBINS_FUSED_SWEEP";
 const GRID_ENV: &str = "CUBINS_FUSED_GRID";
 const GRID_ROWS_ENV: &str = "CUBINS_FUSED_GRID_ROWS";
 const GRID_COLS_ENV: &str = "CUBINS_FUSED_GRID_COLS";
+const GRID_OPS_ENV: &str = "CUBINS_FUSED_GRID_OPS";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -890,9 +892,10 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
             grid_axis(GRID_COLS_ENV, "column count", GRID_COLS)?,
         )
     };
+    let ops = grid_ops()?;
     for rows in rows_list {
         for &cols in &cols_list {
-            for op in Op::grid() {
+            for &op in &ops {
                 let label = format!("{} {rows}x{cols}", op.name());
                 if let Some(why) = op.refusal(s.gpu, rows, cols) {
                     s.say(format!("{label}: not run, the op refuses the shape: {why}"));
@@ -942,6 +945,25 @@ fn grid_axis(var: &str, what: &str, grid: &[usize]) -> Result<Vec<usize>> {
             _ => Err(format!(
                 "${var}: `{v}` is not a grid {what} (the grid's: {grid:?})"
             )),
+        })
+        .collect()
+}
+
+/// The grid's ops, or those the variable names (`rmsnorm_fwd,softmax_fwd`).
+fn grid_ops() -> Result<Vec<Op>> {
+    let all = Op::grid();
+    let Ok(list) = std::env::var(GRID_OPS_ENV) else {
+        return Ok(all);
+    };
+    list.split(',')
+        .map(|name| {
+            all.iter()
+                .copied()
+                .find(|op| op.name() == name.trim())
+                .ok_or_else(|| {
+                    let names: Vec<String> = all.iter().map(|op| op.name()).collect();
+                    format!("${GRID_OPS_ENV}: `{name}` is not a grid op (the grid's: {names:?})")
+                })
         })
         .collect()
 }

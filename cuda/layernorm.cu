@@ -226,6 +226,17 @@ __device__ __forceinline__ void layernorm_bwd(const T* __restrict__ x, const T* 
     cubins::wait_for_previous_grid();                                                                               \
     norm_fwd<T, LayerScale, true, kResidualChunks>(x, residual_in, residual_out, w, b, y, rows, cols, eps);         \
   }                                                                                                                 \
+  extern "C" __global__ void CUBINS_CLUSTER_DIMS(kFwdClusterCtas) __launch_bounds__(kMaxThreads)                     \
+      layernorm_fwd_cluster_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,     \
+                                     T* __restrict__ y, uint32_t rows, uint32_t cols, float eps) {                  \
+    norm_fwd_cluster<T, LayerScale, false, kFwdChunks>(x, nullptr, nullptr, w, b, y, rows, cols, eps);             \
+  }                                                                                                                 \
+  extern "C" __global__ void CUBINS_CLUSTER_DIMS(kFwdClusterCtas) __launch_bounds__(kMaxThreads)                     \
+      layernorm_fwd_residual_cluster_##SUFFIX(const T* __restrict__ x, const T* residual_in, T* residual_out,       \
+                                              const T* __restrict__ w, const T* __restrict__ b,                     \
+                                              T* __restrict__ y, uint32_t rows, uint32_t cols, float eps) {         \
+    norm_fwd_cluster<T, LayerScale, true, kResidualChunks>(x, residual_in, residual_out, w, b, y, rows, cols, eps); \
+  }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kBwdBoundThreads)                                                    \
       layernorm_bwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,            \
                              T* __restrict__ dx, float* __restrict__ partial, uint32_t rows, uint32_t cols,         \

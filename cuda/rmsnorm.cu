@@ -78,12 +78,17 @@ struct RmsScale : NormStats {
   __device__ __forceinline__ float operator()(float v, float w, float) const { return v * rstd * w; }
 };
 
-template <class T, bool kResidual>
+// kCluster: a row per cluster (norm.cuh's norm_fwd_cluster), else per row group.
+template <class T, bool kResidual, bool kCluster = false>
 __device__ __forceinline__ void rmsnorm_fwd(const T* __restrict__ x, const T* residual_in, T* residual_out,
                                             const T* __restrict__ w, T* __restrict__ y, uint32_t rows,
                                             uint32_t cols, float eps) {
   constexpr int kChunks = kResidual ? kResidualChunks : kFwdChunks;
-  norm_fwd<T, RmsScale, kResidual, kChunks>(x, residual_in, residual_out, w, nullptr, y, rows, cols, eps);
+  if constexpr (kCluster) {
+    norm_fwd_cluster<T, RmsScale, kResidual, kChunks>(x, residual_in, residual_out, w, nullptr, y, rows, cols, eps);
+  } else {
+    norm_fwd<T, RmsScale, kResidual, kChunks>(x, residual_in, residual_out, w, nullptr, y, rows, cols, eps);
+  }
 }
 
 // ---------------------------------------------------------------- backward
@@ -318,6 +323,17 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
                                     float eps) {                                                                    \
     cubins::wait_for_previous_grid();                                                                               \
     rmsnorm_fwd<T, true>(x, residual_in, residual_out, w, y, rows, cols, eps);                                      \
+  }                                                                                                                 \
+  extern "C" __global__ void CUBINS_CLUSTER_DIMS(kFwdClusterCtas) __launch_bounds__(kMaxThreads)                     \
+      rmsnorm_fwd_cluster_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, uint32_t rows, \
+                                   uint32_t cols, float eps) {                                                      \
+    rmsnorm_fwd<T, false, true>(x, nullptr, nullptr, w, y, rows, cols, eps);                                        \
+  }                                                                                                                 \
+  extern "C" __global__ void CUBINS_CLUSTER_DIMS(kFwdClusterCtas) __launch_bounds__(kMaxThreads)                     \
+      rmsnorm_fwd_residual_cluster_##SUFFIX(const T* __restrict__ x, const T* residual_in, T* residual_out,         \
+                                            const T* __restrict__ w, T* __restrict__ y, uint32_t rows,              \
+                                            uint32_t cols, float eps) {                                             \
+    rmsnorm_fwd<T, true, true>(x, residual_in, residual_out, w, y, rows, cols, eps);                                \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kBwdBoundThreads)                                                      \
       rmsnorm_bwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,              \

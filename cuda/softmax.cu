@@ -87,30 +87,37 @@ template <class T, int kChunks, bool kKeep>
 __device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow<T>& a) {
   constexpr int kVec = Storage<T>::kVec;
   Chunk h[kChunks];
-  float2 acc = no_columns();
+  float2 acc;
   if constexpr (kKeep) {
-    // One tile: the max over all of this thread's columns first, then one sum of exps.
+    // One tile: the row's max first, then one sum of exps against it. Two reductions of
+    // one float each: a step of the (max, sum) pair's reduction costs two exps and two
+    // shuffles, and a short row's time is its reductions' latency.
+    float* scratch = reinterpret_cast<float*>(a.scratch);
     for_each_chunk<kChunks>(p, 0, [&](int k, int m) { h[k] = load_chunk(a.x + p.col(m)); });
-    float mx = -INFINITY;
+    const float edge = p.has_edge() ? to_float(a.x[p.edge_col]) : -INFINITY;
+    float mx = edge;
     for_each_chunk<kChunks>(p, 0, [&](int k, int) {
 #pragma unroll
       for (int i = 0; i < kVec; ++i) mx = fmaxf(mx, element<T>(h[k], i));
     });
-    float s = 0.0f;
+    mx = row_reduce(mx, Max{}, -INFINITY, scratch);
+    // A row of -inf has mx = -inf, and every exp(-inf - -inf) is NaN: its softmax is NaN.
+    float s = p.has_edge() ? exp2_approx((edge - mx) * kLog2e) : 0.0f;
     for_each_chunk<kChunks>(p, 0, [&](int k, int) {
 #pragma unroll
-      for (int i = 0; i < kVec; ++i) s += __expf(element<T>(h[k], i) - mx);
+      for (int i = 0; i < kVec; ++i) s += exp2_approx((element<T>(h[k], i) - mx) * kLog2e);
     });
-    acc = make_float2(mx, mx == -INFINITY ? 0.0f : s);
+    acc = make_float2(mx, row_reduce(s, Sum{}, 0.0f, scratch));
   } else {
+    acc = no_columns();
     for (int t = 0; t < p.tiles(kChunks); ++t) {
       Chunk c[kChunks];
       for_each_chunk<kChunks>(p, t, [&](int k, int m) { c[k] = load_chunk(a.x + p.col(m)); });
       for_each_chunk<kChunks>(p, t, [&](int k, int) { acc = add_chunk<T>(acc, c[k]); });
     }
+    if (p.has_edge()) acc = add_value(acc, to_float(a.x[p.edge_col]));
+    acc = row_reduce(acc, MaxSum{}, no_columns(), a.scratch);
   }
-  if (p.has_edge()) acc = add_value(acc, to_float(a.x[p.edge_col]));
-  acc = row_reduce(acc, MaxSum{}, no_columns(), a.scratch);
   const Softmax out(acc.x, acc.y);
 
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {

@@ -351,6 +351,32 @@ fn every_row_geometry_fits_its_arch() {
             check_launch_with(b, cc, &entry, g.threads(), smem, false, &what);
             *checked += 1;
         }
+        // The forward norms' cluster twins, where the route runs them: one CTA of a row's
+        // cluster at one row and at the most rows the plan splits.
+        let forward = [
+            rmsnorm::FWD,
+            rmsnorm::FWD_RESIDUAL,
+            layernorm::FWD,
+            layernorm::FWD_RESIDUAL,
+        ];
+        // `rmsnorm::runs_clusters` of the route this selection makes.
+        let clusters = route.kind == cubins::runtime::ArtifactKind::Cubin && route.cc == 90;
+        if forward.contains(kernel) && clusters {
+            let entry = format!("{}_cluster_{}", kernel.name, T::NAME);
+            for rows in [
+                1,
+                sm_count(cc) as usize / rmsnorm::FWD_CLUSTER_CTAS as usize,
+            ] {
+                let Some(g) =
+                    rmsnorm::fwd_cluster_geometry::<T>(&k, rows, cols, sm_count(cc), Threads::Auto)
+                else {
+                    continue;
+                };
+                let what = format!("sm_{cc} {entry} rows={rows} cols={cols} {g:?}");
+                check_launch_with(b, cc, &entry, g.threads(), 0, false, &what);
+                *checked += 1;
+            }
+        }
     }
     for cc in b.devices() {
         for kernel in [

@@ -29,8 +29,8 @@ use common::data::{assert_close, to_f64, Elem, SplitMix64};
 use common::digest::{fnv1a64, hash_line, DigestFile};
 use common::reference;
 use cubins::ops::rmsnorm::{
-    rmsnorm, rmsnorm_backward, rmsnorm_backward_plan, rmsnorm_residual, rmsnorm_residual_into,
-    runs_clusters, BwdEntry, RmsNormBwdOptions, RmsNormOptions,
+    fwd_cluster_geometry, rmsnorm, rmsnorm_backward, rmsnorm_backward_plan, rmsnorm_residual,
+    rmsnorm_residual_into, runs_clusters, BwdEntry, RmsNormBwdOptions, RmsNormOptions,
 };
 use cubins::ops::rope::{rope, Pairing, RopeShape};
 use cubins::ops::softmax::{softmax, softmax_backward};
@@ -177,6 +177,17 @@ impl<T: GpuElem> Outcome<T> {
                 &o.want,
                 o.cols,
                 o.row_scale.as_deref(),
+            );
+        }
+    }
+
+    /// A second run of the same case gave the same bits in every output.
+    fn assert_same_bits(&self, again: &Outcome<T>, what: &str) {
+        for (a, b) in self.outputs.iter().zip(&again.outputs) {
+            assert!(
+                T::bytes(&a.got) == T::bytes(&b.got),
+                "{what}: {} differs between two runs",
+                a.name
             );
         }
     }
@@ -719,13 +730,7 @@ fn parity_cluster_backward<T: GpuElem>(gpu: &Gpu) {
                 );
                 // Fixed summation order: a second run gives the same dx and dw bits.
                 let again = rmsnorm_backward_case::<T>(gpu, shape, layout, blocks);
-                for (a, b) in first.outputs.iter().zip(&again.outputs) {
-                    assert!(
-                        T::bytes(&a.got) == T::bytes(&b.got),
-                        "{what}: {} differs between two runs",
-                        a.name
-                    );
-                }
+                first.assert_same_bits(&again, &what);
             }
         }
     }
@@ -779,6 +784,154 @@ fn rmsnorm_backward_takes_the_cluster_kernel_only_where_it_applies() {
     let jit = gpu_with(RoutePolicy::ForcePtx);
     let ptx = rmsnorm_backward_plan::<Bf16>(&jit, 4096, 32768, &opts).unwrap();
     assert_eq!(ptx.entry, BwdEntry::WholeRow, "PTX fallback");
+}
+
+// ------------------------------------------------------------------ cluster forward
+
+/// Shapes the forward norms split over a cluster of 8 CTAs on sm_90: as many rows as give
+/// every CTA an SM of the H100's and H200's 132 (16 x 8), the shortest rows it takes with a
+/// tail (4103: one warp a CTA; the head and tail columns with rank 0), a tail column with an
+/// odd chunk count (20001), and the widest CTAs (65536: 512 threads in bf16 and f16, 1024 in
+/// f32).
+const FWD_CLUSTER_SHAPES: &[(usize, usize)] = &[(16, 32768), (1, 4103), (2, 20001), (3, 65536)];
+
+/// Layouts of the cluster forward: aligned; every base shifted (the vector walk with a head);
+/// y alone shifted (rank 0 walks the row element by element, the other ranks add zeros); a
+/// fixed 1024 threads per row (the whole-row kernel).
+const FWD_CLUSTER_LAYOUTS: &[Layout] = &[
+    ALIGNED,
+    Layout {
+        shift: 1,
+        out_shift: 0,
+        threads: Threads::Auto,
+    },
+    Layout {
+        shift: 0,
+        out_shift: 1,
+        threads: Threads::Auto,
+    },
+    Layout {
+        shift: 0,
+        out_shift: 0,
+        threads: Threads::PerRow(1024),
+    },
+];
+
+/// Whether a forward norm of this shape and layout launches a cluster kernel on this GPU.
+fn forward_takes_clusters<T: GpuElem>(
+    gpu: &Gpu,
+    (rows, cols): (usize, usize),
+    layout: Layout,
+) -> bool {
+    let route = gpu
+        .route(&format!("rmsnorm_fwd_cluster_{}", T::NAME))
+        .unwrap();
+    let sms = gpu.device().sm_count;
+    runs_clusters(&route)
+        && fwd_cluster_geometry::<T::Dev>(
+            &cubins::ops::rmsnorm::FWD,
+            rows,
+            cols,
+            sms,
+            layout.threads,
+        )
+        .is_some()
+}
+
+/// The forward norms' cases at one shape and layout: RMSNorm, its residual add in place and
+/// into another buffer, LayerNorm and its residual add.
+fn forward_norm_cases<T: GpuElem>(
+    gpu: &Gpu,
+    shape: (usize, usize),
+    layout: Layout,
+) -> Vec<(&'static str, Outcome<T>)> {
+    vec![
+        ("rmsnorm", rmsnorm_case::<T>(gpu, shape, layout)),
+        (
+            "rmsnorm_residual in place",
+            rmsnorm_residual_case::<T>(gpu, shape, layout, true),
+        ),
+        (
+            "rmsnorm_residual into",
+            rmsnorm_residual_case::<T>(gpu, shape, layout, false),
+        ),
+        (
+            "layernorm",
+            layernorm::layernorm_case::<T>(gpu, shape, layout),
+        ),
+        (
+            "layernorm_residual into",
+            layernorm::layernorm_residual_case::<T>(gpu, shape, layout, false),
+        ),
+    ]
+}
+
+fn parity_cluster_forward<T: GpuElem>(gpu: &Gpu) {
+    for &shape in FWD_CLUSTER_SHAPES {
+        for &layout in FWD_CLUSTER_LAYOUTS {
+            let clusters = forward_takes_clusters::<T>(gpu, shape, layout);
+            let first = forward_norm_cases::<T>(gpu, shape, layout);
+            let again = forward_norm_cases::<T>(gpu, shape, layout);
+            for ((op, a), (_, b)) in first.iter().zip(&again) {
+                let what = format!(
+                    "{op} {}x{} {} {}",
+                    shape.0,
+                    shape.1,
+                    T::NAME,
+                    layout.describe()
+                );
+                a.assert_close(&what);
+                let l = &a.launched[0];
+                assert_eq!(
+                    l.kernel.contains("_cluster_"),
+                    clusters,
+                    "{what}: launched {l}"
+                );
+                assert_eq!(l.choice.contains("walk=cluster"), clusters, "{what}: {l}");
+                // The exchange adds the CTAs' sums in rank order: a second run, the same bits.
+                a.assert_same_bits(b, &what);
+            }
+        }
+    }
+}
+
+/// On an sm_90 cubin, a few long rows take the cluster forward (and say so in the stamp);
+/// more rows than the clusters' CTAs have SMs, fixed threads and the PTX fallback (a stub
+/// that traps there) keep the whole-row kernel. Outputs against float64 and repeatable, in
+/// every dtype.
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn forward_norms_split_few_long_rows_over_clusters() {
+    let gpu = gpu();
+    let on_sm90 = runs_clusters(&gpu.route("rmsnorm_fwd_cluster_bf16").unwrap());
+    println!("routes run clusters: {on_sm90}");
+    parity_cluster_forward::<bf16>(&gpu);
+    parity_cluster_forward::<f16>(&gpu);
+    parity_cluster_forward::<f32>(&gpu);
+    let sms = gpu.device().sm_count as usize;
+    let case = rmsnorm_case::<bf16>(&gpu, (sms / 8, 32768), ALIGNED);
+    let stamp = case.launched[0].stamp(&gpu).unwrap();
+    println!("{stamp}");
+    assert_eq!(
+        on_sm90,
+        stamp.contains("ctas_per_row=8 walk=cluster"),
+        "{stamp}"
+    );
+    assert!(!stamp.contains("launch=programmatic-dependent"), "{stamp}");
+    let many = rmsnorm_case::<bf16>(&gpu, (sms / 8 + 1, 32768), ALIGNED);
+    assert_eq!(
+        many.launched[0].kernel, "rmsnorm_fwd_bf16",
+        "{}",
+        many.launched[0]
+    );
+    let jit = gpu_with(RoutePolicy::ForcePtx);
+    let ptx = rmsnorm_case::<bf16>(&jit, (2, 32768), ALIGNED);
+    ptx.assert_close("rmsnorm 2x32768 on the PTX route");
+    assert_eq!(
+        ptx.launched[0].kernel, "rmsnorm_fwd_bf16",
+        "PTX fallback: {}",
+        ptx.launched[0]
+    );
 }
 
 #[test]
@@ -900,6 +1053,12 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
         };
         let c = rmsnorm_backward_case::<T>(gpu, wide, ALIGNED, Some(2));
         out.push((key(&c, &format!("{}x{}", wide.0, wide.1)), c.digest()));
+        // Few long rows, which sm_90 cubins split over an 8-CTA cluster in the forward norms.
+        for (op, c) in forward_norm_cases::<T>(gpu, wide, ALIGNED) {
+            if op != "rmsnorm_residual into" {
+                out.push((key(&c, &format!("{}x{}", wide.0, wide.1)), c.digest()));
+            }
+        }
         for pairing in [Pairing::Neox, Pairing::Gptj] {
             for shape in [ROPE_SHAPES[5], ROPE_SHAPES[6]] {
                 let c = rope_case::<T>(gpu, shape, pairing, ALIGNED);
@@ -1081,6 +1240,15 @@ fn repeat_and_graph<T: GpuElem>(gpu: &Gpu) {
             Threads::Auto,
         )
         .map(|_| ())
+    });
+    // A few long rows: the cluster forward on sm_90 cubins.
+    let (few, long) = (2, 20001);
+    let xl = Guarded::new(&rng.fill::<T>(few * long, -2.0, 2.0), 0);
+    let wl = Guarded::new(&rng.fill::<T>(long, 0.5, 1.5), 0);
+    let mut yl = Guarded::<T>::poisoned(few * long, 0);
+    let (xlv, wlv, ylv) = (xl.view(), wl.view(), yl.view());
+    check_repeat_and_graph::<T>(gpu, "rmsnorm, few long rows", &mut [&mut yl], &|s| {
+        rmsnorm(gpu, s, &xlv, &wlv, &mut ylv.index(..), few, long, &opts).map(|_| ())
     });
 }
 

@@ -26,9 +26,13 @@ use super::norm::{
     acc_smem_bytes, check_buffers, check_bwd_buffers, check_eps, colsum_launch, range_config,
     ranges, split_rows, whole_row_words, within_bound, Extent, Residual,
 };
-use super::rows::{check_rows_cols, plan_rows, RowGeometry, RowKernel, Walk};
+use super::norm_fwd::plan_fwd;
+use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
 use super::{rmsnorm, Launched, Threads};
-use crate::kernels::{LayernormBwd, LayernormDweight, LayernormFwd, LayernormFwdResidual};
+use crate::kernels::{
+    LayernormBwd, LayernormDweight, LayernormFwd, LayernormFwdCluster, LayernormFwdResidual,
+    LayernormFwdResidualCluster,
+};
 use crate::runtime::launchers::Dtype;
 use crate::runtime::{DeviceRead, DeviceView, DeviceWrite, StreamHandle};
 use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig};
@@ -73,22 +77,6 @@ impl Default for LayerNormOptions {
     }
 }
 
-/// A forward launch of `kernel` (entry point `entry`) on `gpu`: the checked shape as kernel
-/// arguments, and the launch record.
-fn plan_forward<T>(
-    gpu: &Gpu,
-    kernel: &RowKernel,
-    entry: &'static str,
-    rows: usize,
-    cols: usize,
-    opts: &LayerNormOptions,
-) -> Result<(u32, u32, Launched), Error> {
-    let sms = gpu.device().sm_count;
-    let planned = plan_rows::<T>(kernel, entry, rows, cols, sms, opts.threads)?;
-    check_eps(entry, opts.eps)?;
-    Ok(planned)
-}
-
 /// `y = layernorm(x) * w + b` over rows of `cols`: x and y hold `rows * cols` elements, w
 /// and b `cols`.
 #[allow(clippy::too_many_arguments)]
@@ -110,23 +98,25 @@ pub fn layernorm<T: Dtype, S: StreamHandle>(
         y.write(stream),
     );
     let (x, w, b, y) = (ins.0.view, ins.1.view, ins.2.view, out.view);
-    let entry = LayernormFwd::<T>::info().name;
-    let (r, c, launched) = plan_forward::<T>(gpu, &FWD, entry, rows, cols, opts)?;
+    let plan = plan_fwd::<T, LayernormFwd<T>, LayernormFwdCluster<T>>(
+        gpu,
+        &FWD,
+        rows,
+        cols,
+        opts.threads,
+        opts.eps,
+    )?;
     let inputs = [
         (x.arg("x"), Extent::Rows),
         (w.arg("w"), Extent::Row),
         (b.arg("b"), Extent::Row),
     ];
     check_buffers::<T>(rows, cols, &inputs, &[(y.arg("y"), Extent::Rows)])?;
+    let (r, c) = (plan.rows, plan.cols);
     // SAFETY: the lengths cover rows * cols (x, y) and cols (w, b) elements, y overlaps no
-    // input; the kernel touches exactly those elements (after the grid dependency).
-    unsafe {
-        launched.launch_after_previous(
-            &gpu.kernel::<LayernormFwd<T>>()?,
-            stream,
-            (x.ptr, w.ptr, b.ptr, y.ptr, r, c, opts.eps),
-        )
-    }
+    // input; either kernel touches exactly those elements (the whole-row one after the grid
+    // dependency).
+    unsafe { plan.launch(gpu, stream, (x.ptr, w.ptr, b.ptr, y.ptr, r, c, opts.eps)) }
 }
 
 /// The fused residual add, in place: `residual += x` (rounded to the storage type), then
@@ -189,8 +179,14 @@ fn residual_launch<T: Dtype>(
     (rows, cols): (usize, usize),
     opts: &LayerNormOptions,
 ) -> Result<Launched, Error> {
-    let entry = LayernormFwdResidual::<T>::info().name;
-    let (r, c, launched) = plan_forward::<T>(gpu, &FWD_RESIDUAL, entry, rows, cols, opts)?;
+    let plan = plan_fwd::<T, LayernormFwdResidual<T>, LayernormFwdResidualCluster<T>>(
+        gpu,
+        &FWD_RESIDUAL,
+        rows,
+        cols,
+        opts.threads,
+        opts.eps,
+    )?;
     let inputs = [
         (x.arg("x"), Extent::Rows),
         (w.arg("w"), Extent::Row),
@@ -198,12 +194,13 @@ fn residual_launch<T: Dtype>(
     ];
     let (rin, rout) = residual.ptrs;
     residual.check(rows, cols, &inputs, y.arg("y"))?;
+    let (r, c) = (plan.rows, plan.cols);
     // SAFETY: the checks above: every buffer covers the shape, y and the written residual
     // overlap nothing else, and an in-place residual is read, then written, by one thread;
-    // the kernel waits on the grid dependency first.
+    // the whole-row kernel waits on the grid dependency first.
     unsafe {
-        launched.launch_after_previous(
-            &gpu.kernel::<LayernormFwdResidual<T>>()?,
+        plan.launch(
+            gpu,
             stream,
             (x.ptr, rin, rout, w.ptr, b.ptr, y.ptr, r, c, opts.eps),
         )

@@ -10,6 +10,7 @@ pub mod gemm;
 mod launched;
 pub mod layernorm;
 mod norm;
+mod norm_fwd;
 pub mod rmsnorm;
 pub mod rope;
 pub mod rows;

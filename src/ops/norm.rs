@@ -6,7 +6,15 @@ use super::rows::{
     check_disjoint, chunk_elems, shape_error, tensor_bytes, RowGeometry, RowKernel, Walk,
 };
 use super::Launched;
+use crate::runtime::{ArtifactKind, Route};
 use crate::runtime::{BufferArg, DevicePtr, DeviceView, Error, Gpu, LaunchConfig, LaunchError};
+
+/// Whether a route runs the cluster kernels (the forward norms' `*_cluster` entry points,
+/// `rmsnorm_bwd_cluster`): an sm_90 or sm_90a cubin, the only builds with their bodies (tuned
+/// to sm_90's budgets). The PTX JIT and every other cubin carry stubs that trap.
+pub fn runs_clusters(route: &Route) -> bool {
+    route.kind == ArtifactKind::Cubin && route.code_cc == 90
+}
 
 /// The partial-row sum kernel (`sum_partial_rows`): 512 threads, 128 columns per block.
 pub(crate) const DWEIGHT_THREADS: u32 = 512;

@@ -30,14 +30,19 @@ use super::norm::{
     acc_bytes, acc_smem_bytes, check_buffers, check_bwd_buffers, check_eps, colsum_launch,
     range_config, ranges, split_rows, whole_row_words, within_bound, Extent, Residual,
 };
-use super::rows::{check_rows_cols, chunk_elems, plan_rows, RowGeometry, RowKernel, Walk};
+use super::norm_fwd::plan_fwd;
+use super::rows::{check_rows_cols, chunk_elems, RowGeometry, RowKernel, Walk};
 use super::{Launched, Threads};
 use crate::kernels::{
-    RmsnormBwd, RmsnormBwdCluster, RmsnormDweight, RmsnormFwd, RmsnormFwdResidual,
+    RmsnormBwd, RmsnormBwdCluster, RmsnormDweight, RmsnormFwd, RmsnormFwdCluster,
+    RmsnormFwdResidual, RmsnormFwdResidualCluster,
 };
 use crate::runtime::launchers::Dtype;
-use crate::runtime::{ArtifactKind, Error, Gpu, KernelSpec, LaunchConfig, LaunchError, Route};
 use crate::runtime::{DeviceRead, DeviceView, DeviceWrite, StreamHandle};
+use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig, LaunchError};
+
+pub use super::norm::runs_clusters;
+pub use super::norm_fwd::{fwd_cluster_geometry, FWD_CLUSTER_CTAS};
 
 /// The forward kernel: 8 resident chunks per thread, up to 1024 threads per row.
 pub const FWD: RowKernel = RowKernel {
@@ -104,21 +109,21 @@ pub fn rmsnorm<T: Dtype, S: StreamHandle>(
     // when they drop, after the launches.
     let held = (x.read(stream), w.read(stream), y.write(stream));
     let (x, w, y) = (held.0.view, held.1.view, held.2.view);
-    let entry = RmsnormFwd::<T>::info().name;
-    let (r, c, launched) =
-        plan_rows::<T>(&FWD, entry, rows, cols, gpu.device().sm_count, opts.threads)?;
-    check_eps(launched.kernel, opts.eps)?;
+    let plan = plan_fwd::<T, RmsnormFwd<T>, RmsnormFwdCluster<T>>(
+        gpu,
+        &FWD,
+        rows,
+        cols,
+        opts.threads,
+        opts.eps,
+    )?;
     let inputs = [(x.arg("x"), Extent::Rows), (w.arg("w"), Extent::Row)];
     check_buffers::<T>(rows, cols, &inputs, &[(y.arg("y"), Extent::Rows)])?;
+    let (r, c) = (plan.rows, plan.cols);
     // SAFETY: the lengths cover rows * cols (x, y) and cols (w) elements, y overlaps
-    // neither input; the kernel touches exactly those elements (after the grid dependency).
-    unsafe {
-        launched.launch_after_previous(
-            &gpu.kernel::<RmsnormFwd<T>>()?,
-            stream,
-            (x.ptr, w.ptr, y.ptr, r, c, opts.eps),
-        )
-    }
+    // neither input; either kernel touches exactly those elements (the whole-row one after
+    // the grid dependency).
+    unsafe { plan.launch(gpu, stream, (x.ptr, w.ptr, y.ptr, r, c, opts.eps)) }
 }
 
 /// The fused residual add, in place: `residual += x` (rounded to the storage type), then
@@ -195,25 +200,24 @@ fn residual_launch<T: Dtype>(
     cols: usize,
     opts: &RmsNormOptions,
 ) -> Result<Launched, Error> {
-    let entry = RmsnormFwdResidual::<T>::info().name;
-    let (r, c, launched) = plan_rows::<T>(
+    let plan = plan_fwd::<T, RmsnormFwdResidual<T>, RmsnormFwdResidualCluster<T>>(
+        gpu,
         &FWD_RESIDUAL,
-        entry,
         rows,
         cols,
-        gpu.device().sm_count,
         opts.threads,
+        opts.eps,
     )?;
-    check_eps(launched.kernel, opts.eps)?;
     let inputs = [(x.arg("x"), Extent::Rows), (w.arg("w"), Extent::Row)];
     residual.check(rows, cols, &inputs, y.arg("y"))?;
     let (rin, rout) = residual.ptrs;
+    let (r, c) = (plan.rows, plan.cols);
     // SAFETY: lengths cover the shape; y and the written residual overlap no other buffer
     // (residual_in may be residual_out: each element is read, then written, by one thread);
-    // the kernel waits on the grid dependency first.
+    // the whole-row kernel waits on the grid dependency first.
     unsafe {
-        launched.launch_after_previous(
-            &gpu.kernel::<RmsnormFwdResidual<T>>()?,
+        plan.launch(
+            gpu,
             stream,
             (x.ptr, rin, rout, w.ptr, y.ptr, r, c, opts.eps),
         )
@@ -358,13 +362,6 @@ fn bwd_streams(kernel: &RowKernel) -> bool {
 /// (their dw accumulators), saturating at `u32::MAX`.
 pub fn accumulator_bytes<T>(cols: usize, row_groups: u32) -> u32 {
     u32::try_from(acc_bytes::<T>(cols) * u64::from(row_groups)).unwrap_or(u32::MAX)
-}
-
-/// Whether a route runs the cluster kernel: an sm_90 or sm_90a cubin, the only builds with
-/// its body (2 CTAs per SM at 64 registers is sm_90's budget). The PTX JIT and every other
-/// cubin carry a stub that traps.
-pub fn runs_clusters(route: &Route) -> bool {
-    route.kind == ArtifactKind::Cubin && route.code_cc == 90
 }
 
 /// Columns of a row's first half (cuda/rmsnorm.cu `ClusterHalf::half_cols`): the first
@@ -568,7 +565,7 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
 mod tests {
     use super::*;
     use crate::ops::rows::cu_constant;
-    use crate::runtime::Bf16;
+    use crate::runtime::{ArtifactKind, Bf16, Route};
 
     #[test]
     fn kernel_constants_match_cuda_rmsnorm_cu() {

@@ -55,6 +55,18 @@ __device__ __forceinline__ void cluster_sync() {
           : "memory");
 }
 
+// The cluster barrier in two halves, so work between them overlaps the wait: `arrive`
+// and `wait` (acquire). Every thread of every CTA calls both, warp-uniformly. The arrival
+// is relaxed: it publishes only mbarrier initializations, which their own fence
+// (mbarrier_init_cluster_visible) releases, so it costs no GPU-scope memory barrier.
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
 // An mbarrier in this CTA's shared memory expecting one arrival per phase. Initialize it
 // before the cluster barrier that precedes any peer's use of it.
 __device__ __forceinline__ void mbarrier_init_cluster_visible(uint64_t* bar) {
@@ -66,7 +78,7 @@ __device__ __forceinline__ void mbarrier_arrive_expect_bytes(uint64_t* bar, uint
   mbarrier_arrive_expect_bytes(shared_addr(bar), bytes);
 }
 
-// Stores v at a peer CTA's shared::cluster address and counts its 8 bytes on the peer's
+// Stores v at a peer CTA's shared::cluster address and counts its bytes on the peer's
 // mbarrier (also a shared::cluster address): no fence, no cluster barrier.
 __device__ __forceinline__ void cluster_store_counted(uint32_t peer_addr, float2 v, uint32_t peer_bar) {
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];\n" ::"r"(peer_addr),
@@ -74,11 +86,23 @@ __device__ __forceinline__ void cluster_store_counted(uint32_t peer_addr, float2
                : "memory");
 }
 
+__device__ __forceinline__ void cluster_store_counted(uint32_t peer_addr, float v, uint32_t peer_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];\n" ::"r"(peer_addr), "f"(v),
+               "r"(peer_bar)
+               : "memory");
+}
+
 __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
   mbarrier_wait_parity(shared_addr(bar), parity);
 }
 
-// A read of this CTA's shared memory that the compiler cannot fold: peers write it.
+// Reads of this CTA's shared memory that the compiler cannot fold: peers write it.
+__device__ __forceinline__ float shared_load(const float* local) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(shared_addr(local)) : "memory");
+  return v;
+}
+
 __device__ __forceinline__ float2 shared_load(const float2* local) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(shared_addr(local)) : "memory");

@@ -19,6 +19,7 @@
 #include "cubins/common.cuh"
 #include "cubins/dtype.cuh"
 #include "cubins/reduce.cuh"
+#include "cubins/row_split.cuh"
 #include "cubins/rows.cuh"
 
 namespace cubins {
@@ -179,11 +180,12 @@ __device__ __forceinline__ void fwd_pass2(const RowPlan<T>& p, const FwdRow<T, k
 
 // The row's Norm from the reduced first sum; `centered(mean)` gives this thread's share of
 // the second sum where the norm is centered.
-template <class Norm, class Centered>
-__device__ __forceinline__ Norm fwd_norm(float first, float inv_n, float eps, float* scratch, Centered&& centered) {
+template <class Norm, class Split, class Centered>
+__device__ __forceinline__ Norm fwd_norm(float first, float inv_n, float eps, float* scratch, const Split& split,
+                                         Centered&& centered) {
   if constexpr (Norm::kCentered) {
     const float mean = first * inv_n;
-    const float ss = row_reduce(centered(mean), Sum{}, 0.0f, scratch);
+    const float ss = split.template sum<1>(centered(mean), scratch);
     return Norm{mean, rsqrtf(ss * inv_n + eps)};
   } else {
     return Norm{0.0f, rsqrtf(first * inv_n + eps)};
@@ -193,8 +195,8 @@ __device__ __forceinline__ Norm fwd_norm(float first, float inv_n, float eps, fl
 // Resident (kKeep) or streamed walk: body chunks plus this thread's head or tail column.
 // kAhead (resident rows of at most kShortChunks a thread): the weight chunks are loaded
 // before the row's, so they are in flight with it.
-template <class T, class Norm, bool kResidual, int kChunks, bool kKeep, bool kAhead = false>
-__device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow<T, kResidual>& a) {
+template <class T, class Norm, bool kResidual, int kChunks, bool kKeep, bool kAhead = false, class Split>
+__device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, const Split& split) {
   static_assert(kKeep || !kAhead, "weights ahead only for a resident row");
   Chunk h[kChunks];
   FwdAhead<kChunks, kAhead> ahead;
@@ -208,10 +210,10 @@ __device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow
     }
     ss += Norm::first(he);
   }
-  ss = row_reduce(ss, Sum{}, 0.0f, a.scratch);
+  ss = split.template sum<0>(ss, a.scratch);
   // The edge is read again (the residual: this thread's own write), not held across the
   // reductions.
-  const Norm norm = fwd_norm<Norm>(ss, inv_cols(max(p.cols, 1)), a.eps, a.scratch, [&](float mean) {
+  const Norm norm = fwd_norm<Norm>(ss, inv_cols(max(p.cols, 1)), a.eps, a.scratch, split, [&](float mean) {
     float cs = fwd_centered<T, kResidual, kChunks, kKeep>(p, a, mean, h);
     if (p.has_edge()) {
       const float d = fwd_value(a, p.edge_col) - mean;
@@ -227,8 +229,9 @@ __device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow
   }
 }
 
-template <class T, class Norm, bool kResidual>
-__device__ __forceinline__ void fwd_row_elementwise(const RowPlan<T>& p, const FwdRow<T, kResidual>& a) {
+template <class T, class Norm, bool kResidual, class Split>
+__device__ __forceinline__ void fwd_row_elementwise(const RowPlan<T>& p, const FwdRow<T, kResidual>& a,
+                                                    const Split& split) {
   float ss = 0.0f;
 #pragma unroll kElementUnroll
   for (int c = p.lane; c < p.cols; c += p.threads) {
@@ -239,8 +242,8 @@ __device__ __forceinline__ void fwd_row_elementwise(const RowPlan<T>& p, const F
     }
     ss += Norm::first(v);
   }
-  ss = row_reduce(ss, Sum{}, 0.0f, a.scratch);
-  const Norm norm = fwd_norm<Norm>(ss, inv_cols(max(p.cols, 1)), a.eps, a.scratch, [&](float mean) {
+  ss = split.template sum<0>(ss, a.scratch);
+  const Norm norm = fwd_norm<Norm>(ss, inv_cols(max(p.cols, 1)), a.eps, a.scratch, split, [&](float mean) {
     float cs = 0.0f;
 #pragma unroll kElementUnroll
     for (int c = p.lane; c < p.cols; c += p.threads) {
@@ -256,14 +259,16 @@ __device__ __forceinline__ void fwd_row_elementwise(const RowPlan<T>& p, const F
   }
 }
 
-// One row per row group: rows of `cols`, a resident tile of kChunks chunks per thread.
-// residual_in / residual_out only with kResidual, b only with Norm::kBias.
-template <class T, class Norm, bool kResidual, int kChunks>
+// One row per row group (Split: BlockRow), or per cluster (ClusterRow): rows of `cols`, a
+// resident tile of kChunks chunks per thread. residual_in / residual_out only with
+// kResidual, b only with Norm::kBias.
+template <class T, class Norm, bool kResidual, int kChunks, class Split = BlockRow>
 __device__ __forceinline__ void norm_fwd(const T* __restrict__ x, const T* residual_in, T* residual_out,
                                          const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
                                          uint32_t rows, uint32_t cols, float eps) {
   __shared__ float scratch[32];
-  const RowGroup g = RowGroup::current();
+  const Split split = Split::current();
+  const RowGroup g = split.group();
   const bool live = g.row < rows;
   const int64_t offset = (live ? g.row : 0) * static_cast<int64_t>(cols);
   FwdRow<T, kResidual> a{x + offset, nullptr, nullptr, w, b, y + offset, eps, scratch};
@@ -271,19 +276,40 @@ __device__ __forceinline__ void norm_fwd(const T* __restrict__ x, const T* resid
     a.rin = residual_in + offset;
     a.rout = residual_out + offset;
   }
-  const auto p = RowPlan<T>::anchored(a.x, static_cast<int>(cols), live, g);
-  // Uniform over the row's threads (a row spanning warps is the whole block).
-  const bool vec = p.vector_ok(a.w) && p.vector_ok(a.y) && (!kResidual || (p.vector_ok(a.rin) && p.vector_ok(a.rout))) &&
-                   (!Norm::kBias || p.vector_ok(a.b));
+  const auto row = RowPlan<T>::anchored(a.x, static_cast<int>(cols), live, g);
+  // Uniform over the row's threads (a row spanning warps is the whole block) and over the
+  // blocks that share it: every walk takes the same rounds of sums.
+  const bool vec = row.vector_ok(a.w) && row.vector_ok(a.y) &&
+                   (!kResidual || (row.vector_ok(a.rin) && row.vector_ok(a.rout))) &&
+                   (!Norm::kBias || row.vector_ok(a.b));
+  const RowPlan<T> p = vec ? split.part(row) : split.part_elementwise(row);
   if (!vec) {
-    fwd_row_elementwise<T, Norm, kResidual>(p, a);
+    fwd_row_elementwise<T, Norm, kResidual>(p, a, split);
   } else if (kShortWalk<kResidual> && p.tiles(kShortChunks) <= 1) {
-    fwd_row_vector<T, Norm, kResidual, kShortChunks, true, true>(p, a);
+    fwd_row_vector<T, Norm, kResidual, kShortChunks, true, true>(p, a, split);
   } else if (p.tiles(kChunks) <= 1) {
-    fwd_row_vector<T, Norm, kResidual, kChunks, true>(p, a);
+    fwd_row_vector<T, Norm, kResidual, kChunks, true>(p, a, split);
   } else {
-    fwd_row_vector<T, Norm, kResidual, kStreamChunks, false>(p, a);
+    fwd_row_vector<T, Norm, kResidual, kStreamChunks, false>(p, a, split);
   }
+}
+
+// The forward over clusters of kFwdClusterCtas CTAs, one row each (row_split.cuh's
+// ClusterRow: one round of sums, two for a centered norm). Its body is built for sm_90 (and
+// sm_90a), where the host selects it; every other build's entry point traps (no clusters
+// before sm_90; Blackwell's cubins are not measured with it).
+constexpr int kFwdClusterCtas = 8;
+
+template <class T, class Norm, bool kResidual, int kChunks>
+__device__ __forceinline__ void norm_fwd_cluster(const T* __restrict__ x, const T* residual_in, T* residual_out,
+                                                 const T* __restrict__ w, const T* __restrict__ b,
+                                                 T* __restrict__ y, uint32_t rows, uint32_t cols, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+  using Split = ClusterRow<kFwdClusterCtas, Norm::kCentered ? 2 : 1>;
+  norm_fwd<T, Norm, kResidual, kChunks, Split>(x, residual_in, residual_out, w, b, y, rows, cols, eps);
+#else
+  __trap();
+#endif
 }
 
 // ---------------------------------------------------------------- backward

@@ -16,6 +16,10 @@ struct Sum {
   }
 };
 
+struct Max {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
 __device__ __forceinline__ float shfl_xor(unsigned mask, float v, int offset) {
   return __shfl_xor_sync(mask, v, offset);
 }

@@ -101,6 +101,16 @@ struct RowPlan {
     return q;
   }
 
+  // No columns (a row another block walks whole): still a reduction partner, as a row
+  // past the end is.
+  __device__ __forceinline__ RowPlan nothing() const {
+    RowPlan q = *this;
+    q.cols = 0;
+    q.body_chunks = 0;
+    q.edge_col = -1;
+    return q;
+  }
+
   // Tiles of threads * chunks_per_thread body chunks.
   __device__ __forceinline__ int tiles(int chunks_per_thread) const {
     const int per_tile = threads * chunks_per_thread;
