@@ -522,6 +522,49 @@ fn the_row_split_covers_every_column_once() {
     }
 }
 
+/// The cluster forward's split of a row (`ClusterRow::part` in
+/// `cuda/include/cubins/row_split.cuh`: `RowPlan::segment(rank, ceil(body chunks / 8))`),
+/// modelled on the host: the 8 ranks' runs of body chunks and rank 0's edge columns cover
+/// each column exactly once, runs are consecutive, and no run is longer than its share.
+#[test]
+fn the_cluster_split_covers_every_column_once() {
+    const CTAS: usize = 8;
+    let lengths = (1..=700usize).chain([4096, 4103, 20001, 32768, 65536]);
+    for vec in [4usize, 8] {
+        for misalign in 0..vec {
+            for cols in lengths.clone() {
+                let head = ((vec - misalign) % vec).min(cols);
+                let body_chunks = (cols - head) / vec;
+                let tail_start = head + body_chunks * vec;
+                let seg = body_chunks.div_ceil(CTAS);
+                let mut seen = vec![0u32; cols];
+                let mut next_chunk = 0;
+                for rank in 0..CTAS {
+                    // RowPlan::segment: chunks [first, first + run), edges with segment 0.
+                    let first = (rank * seg).min(body_chunks);
+                    let run = seg.min(body_chunks - first);
+                    assert_eq!(first, next_chunk, "runs are consecutive");
+                    next_chunk = first + run;
+                    for m in first..first + run {
+                        for s in &mut seen[head + m * vec..head + (m + 1) * vec] {
+                            *s += 1;
+                        }
+                    }
+                    if rank == 0 {
+                        for c in (0..head).chain(tail_start..cols) {
+                            seen[c] += 1;
+                        }
+                    }
+                }
+                assert!(
+                    seen.iter().all(|&n| n == 1),
+                    "vec {vec} misalign {misalign} cols {cols}: coverage {seen:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn rmsnorm_dx_of_a_one_element_row_is_judged_against_its_terms() {
     // x / rms(x) is +-1 for a single element, so dx is a cancellation of two terms of size
