@@ -789,11 +789,11 @@ fn rmsnorm_backward_takes_the_cluster_kernel_only_where_it_applies() {
 // ------------------------------------------------------------------ cluster forward
 
 /// Shapes the forward norms split over a cluster of 8 CTAs on sm_90: as many rows as give
-/// every CTA an SM of the H100's and H200's 132 (16 x 8), the shortest rows it takes with a
-/// tail (4103: one warp a CTA; the head and tail columns with rank 0), a tail column with an
-/// odd chunk count (20001), and the widest CTAs (65536: 512 threads in bf16 and f16, 1024 in
-/// f32).
-const FWD_CLUSTER_SHAPES: &[(usize, usize)] = &[(16, 32768), (1, 4103), (2, 20001), (3, 65536)];
+/// every CTA an SM of the H100's and H200's 132 (16 x 8), the shortest bf16 rows it takes,
+/// with a tail (10247: 96 threads a CTA; the head and tail columns with rank 0), a tail
+/// column with an odd chunk count (20001), and the widest CTAs (65536: 512 threads in bf16
+/// and f16, 1024 in f32).
+const FWD_CLUSTER_SHAPES: &[(usize, usize)] = &[(16, 32768), (1, 10247), (2, 20001), (3, 65536)];
 
 /// Layouts of the cluster forward: aligned; every base shifted (the vector walk with a head);
 /// y alone shifted (rank 0 walks the row element by element, the other ranks add zeros); a

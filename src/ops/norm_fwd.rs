@@ -5,7 +5,9 @@
 //! row spreads over that many SMs instead of one.
 
 use super::norm::{check_eps, runs_clusters};
-use super::rows::{check_rows_cols, chunk_elems, plan_rows, RowGeometry, RowKernel, SPREAD_CHUNKS};
+use super::rows::{
+    check_rows_cols, chunk_elems, plan_rows, RowGeometry, RowKernel, Walk, SPREAD_CHUNKS,
+};
 use super::{Launched, Threads};
 use crate::runtime::{Error, Gpu, KernelSpec, StreamHandle};
 use std::marker::PhantomData;
@@ -14,16 +16,19 @@ use std::marker::PhantomData;
 /// cuda/include/cubins/norm.cuh): the portable maximum.
 pub const FWD_CLUSTER_CTAS: u32 = 8;
 
-/// The fewest body chunks a CTA of the cluster kernel takes: a warp at [`SPREAD_CHUNKS`]
-/// each. Shorter rows are one block's loads in flight already.
-const MIN_CHUNKS_PER_CTA: u64 = 64;
+/// The fewest body chunks a CTA of the cluster kernel takes: rows from 10240 bf16 columns.
+/// Measured on the H100 against a row per block, the same cells in one call (run103): 1.09-2.09x
+/// at 14336 and 20000 columns (but for LayerNorm 2 x 14336, 0.99x), 0.89-1.14x at 8192, 0.82-1.07x
+/// at 6144, where the cluster's launch and exchange cost more than the spread rows' loads.
+const MIN_CHUNKS_PER_CTA: u64 = 160;
 
 /// The cluster kernel's per-CTA geometry where a forward takes it: automatic threads, rows
 /// few enough that every CTA of theirs has an SM to itself (`rows` x [`FWD_CLUSTER_CTAS`] <=
 /// `sms`), and rows long enough that each CTA's run is at least [`MIN_CHUNKS_PER_CTA`] chunks
-/// (bf16 and f16 from 4096 columns, f32 from 2048). Its run at [`SPREAD_CHUNKS`] a thread, in
-/// whole warps, one row per CTA. `None`: a row per row group. Only for routes that
-/// [`runs_clusters`].
+/// (bf16 and f16 from 10240 columns, f32 from 5120), and short enough that it stays resident
+/// in one CTA (the cluster kernels have no streamed walk: up to 524288 bf16 columns). Its run
+/// at [`SPREAD_CHUNKS`] a thread, in whole warps, one row per CTA. `None`: a row per row
+/// group. Only for routes that [`runs_clusters`].
 pub fn fwd_cluster_geometry<T>(
     kernel: &RowKernel,
     rows: usize,
@@ -38,11 +43,13 @@ pub fn fwd_cluster_geometry<T>(
         return None;
     }
     let per_cta = chunks.div_ceil(ctas);
-    let warps = per_cta.div_ceil(SPREAD_CHUNKS).div_ceil(32);
-    Some(RowGeometry {
-        threads_per_row: (warps * 32).min(u64::from(kernel.max_threads)) as u32,
+    let g = RowGeometry {
+        threads_per_row: (per_cta.div_ceil(SPREAD_CHUNKS).div_ceil(32) * 32)
+            .min(u64::from(kernel.max_threads)) as u32,
         rows_per_block: 1,
-    })
+    };
+    (g.walk::<T>(kernel, per_cta as usize * chunk_elems::<T>() as usize) == Walk::Resident)
+        .then_some(g)
 }
 
 /// A planned forward launch of `K` (the whole-row entry) or `C` (its cluster twin, the same
@@ -144,22 +151,25 @@ mod tests {
         assert_eq!((one.threads_per_row, one.rows_per_block), (256, 1));
         assert_eq!(g(16, 32768), Some(one), "16 x 8 CTAs within 132 SMs");
         assert_eq!(g(17, 32768), None, "17 x 8 CTAs: more than the SMs");
-        // From 4096 columns (64 chunks a CTA: one warp), in whole warps.
-        assert_eq!(g(1, 4096).unwrap().threads_per_row, 32);
-        assert_eq!(g(1, 4095), None);
+        // From 10240 columns (160 chunks a CTA: 80 threads), in whole warps.
+        assert_eq!(g(1, 10240).unwrap().threads_per_row, 96);
+        assert_eq!(g(1, 10239), None);
+        assert_eq!(g(16, 8192), None, "8192 columns: a row per block");
         assert_eq!(
             g(5, 14336).unwrap().threads_per_row,
             128,
             "224 chunks: 112 threads"
         );
         assert_eq!(
-            fwd_cluster_geometry::<f32>(&FWD, 1, 2048, 132, Threads::Auto)
+            fwd_cluster_geometry::<f32>(&FWD, 1, 5120, 132, Threads::Auto)
                 .unwrap()
                 .threads_per_row,
-            32
+            96
         );
-        // Past 1024 threads of 2 chunks a CTA, the kernel's maximum (its walk streams).
-        assert_eq!(g(1, 1 << 20).unwrap().threads_per_row, 1024);
+        // Past 1024 threads of 2 chunks a CTA, the kernel's maximum, up to 8 chunks a thread;
+        // past that a row per block (the cluster kernels do not stream).
+        assert_eq!(g(1, 1 << 19).unwrap().threads_per_row, 1024);
+        assert_eq!(g(1, (1 << 19) + 64), None);
         // Fixed threads keep the whole-row kernel.
         assert_eq!(
             fwd_cluster_geometry::<Bf16>(&FWD, 1, 32768, 132, Threads::PerRow(1024)),

@@ -289,8 +289,10 @@ __device__ __forceinline__ void norm_fwd(const T* __restrict__ x, const T* resid
     fwd_row_vector<T, Norm, kResidual, kShortChunks, true, true>(p, a, split);
   } else if (p.tiles(kChunks) <= 1) {
     fwd_row_vector<T, Norm, kResidual, kChunks, true>(p, a, split);
-  } else {
+  } else if constexpr (Split::kStreams) {
     fwd_row_vector<T, Norm, kResidual, kStreamChunks, false>(p, a, split);
+  } else {
+    __trap();  // a run longer than the launch keeps resident: never planned
   }
 }
 

@@ -16,6 +16,9 @@
 namespace cubins {
 
 struct BlockRow {
+  // Whether the forward streams rows longer than a resident tile (a block takes any row).
+  static constexpr bool kStreams = true;
+
   __device__ __forceinline__ static BlockRow current() { return BlockRow{}; }
   __device__ __forceinline__ RowGroup group() const { return RowGroup::current(); }
   // This block's part of a row: all of it, on either walk.
@@ -38,6 +41,10 @@ struct BlockRow {
 // One row per cluster (grid.x = rows x kCtas, blockDim.y == 1); up to kRounds sums per row.
 template <int kCtas, int kRounds>
 struct ClusterRow {
+  // The host gives a cluster only rows whose runs stay resident (fwd_cluster_geometry in
+  // src/ops/norm_fwd.rs), so the twin has no streamed walk: 20% less code.
+  static constexpr bool kStreams = false;
+
   int rank;
   float* slots;    // round r's sum from rank c lands at slots[r * kCtas + c]
   uint64_t* bars;  // round r's kCtas - 1 sums from the peers, counted in bytes
