@@ -668,9 +668,10 @@ fn cluster_shapes<T: GpuElem>() -> &'static [(usize, usize)] {
     }
 }
 
-/// Layouts of the cluster cases: aligned; every base shifted (both halves element by
-/// element); dx alone shifted; and a fixed 1024 threads per row, which keeps the whole-row
-/// kernel (its blocks hold the SM alone and prefetch their next row).
+/// Layouts of the cluster cases, backward and forward: aligned; every base shifted (the
+/// backward's halves element by element, the forward's runs on the vector walk with a head);
+/// the output alone shifted (the forward's rank 0 walks the row element by element, the other
+/// ranks add zeros); and a fixed 1024 threads per row, which keeps the whole-row kernel.
 const CLUSTER_LAYOUTS: &[Layout] = &[
     ALIGNED,
     Layout {
@@ -795,28 +796,6 @@ fn rmsnorm_backward_takes_the_cluster_kernel_only_where_it_applies() {
 /// and f16, 1024 in f32).
 const FWD_CLUSTER_SHAPES: &[(usize, usize)] = &[(16, 32768), (1, 10247), (2, 20001), (3, 65536)];
 
-/// Layouts of the cluster forward: aligned; every base shifted (the vector walk with a head);
-/// y alone shifted (rank 0 walks the row element by element, the other ranks add zeros); a
-/// fixed 1024 threads per row (the whole-row kernel).
-const FWD_CLUSTER_LAYOUTS: &[Layout] = &[
-    ALIGNED,
-    Layout {
-        shift: 1,
-        out_shift: 0,
-        threads: Threads::Auto,
-    },
-    Layout {
-        shift: 0,
-        out_shift: 1,
-        threads: Threads::Auto,
-    },
-    Layout {
-        shift: 0,
-        out_shift: 0,
-        threads: Threads::PerRow(1024),
-    },
-];
-
 /// Whether a forward norm of this shape and layout launches a cluster kernel on this GPU.
 fn forward_takes_clusters<T: GpuElem>(
     gpu: &Gpu,
@@ -868,7 +847,7 @@ fn forward_norm_cases<T: GpuElem>(
 
 fn parity_cluster_forward<T: GpuElem>(gpu: &Gpu) {
     for &shape in FWD_CLUSTER_SHAPES {
-        for &layout in FWD_CLUSTER_LAYOUTS {
+        for &layout in CLUSTER_LAYOUTS {
             let clusters = forward_takes_clusters::<T>(gpu, shape, layout);
             let first = forward_norm_cases::<T>(gpu, shape, layout);
             let again = forward_norm_cases::<T>(gpu, shape, layout);
