@@ -502,7 +502,9 @@ impl<'g> FusedWorkload<'g> {
                     &opts,
                 )
                 .map_err(err)?
-                .to_vec()
+                .iter()
+                .cloned()
+                .collect()
             }
             Op::LayerNormBackward => {
                 let opts = LayerNormBwdOptions {
@@ -518,7 +520,9 @@ impl<'g> FusedWorkload<'g> {
                     gpu, stream, x, w, dy, dx, dw, db, &mut ws, rows, cols, &opts,
                 )
                 .map_err(err)?
-                .to_vec()
+                .iter()
+                .cloned()
+                .collect()
             }
             Op::SoftmaxBackward => {
                 vec![

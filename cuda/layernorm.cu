@@ -12,7 +12,8 @@
 //
 // Backward: as rmsnorm.cu's whole-row kernel, with two column sums (dw, db) per row group in
 // shared memory and two partial rows per block in the [blocks, 2, round_up(cols, 4)] fp32
-// workspace, which `layernorm_dweight_*` sums over blocks in a fixed order (colsum.cuh).
+// workspace, which `layernorm_dweight_*` sums over blocks in a fixed order (colsum.cuh); one
+// range (a null workspace) writes dw and db itself.
 // A row's statistics take two reductions: sum x (the mean), then (sum (x - mean)^2, sum g,
 // sum g (x - mean)) together, from which rstd, mean(g) and mean(g xhat) follow.
 #include "cubins/arch.cuh"
@@ -177,18 +178,20 @@ __device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const B
 
 // Rows [blockIdx.x * rows_per_block, ...) in steps of blockDim.y (norm.cuh's bwd_rows).
 // Dynamic shared memory: blockDim.y * 2 * DwAcc::floats(cols) fp32. partial: [blocks, 2,
-// round_up(cols, 4)] fp32 (dw's partial row, then db's). alone_on_sm: the host's occupancy
+// round_up(cols, 4)] fp32 (dw's partial row, then db's), or null where the launch is one row
+// range: then the block writes dw and db itself. alone_on_sm: the host's occupancy
 // query found one block of this launch per SM (nothing else overlaps its reduction and
 // writes), so its row groups prefetch their next rows.
 template <class T>
 __device__ __forceinline__ void layernorm_bwd(const T* __restrict__ x, const T* __restrict__ w,
                                               const T* __restrict__ dy, T* __restrict__ dx,
-                                              float* __restrict__ partial, uint32_t rows, uint32_t cols,
-                                              uint32_t rows_per_block, float eps, bool alone_on_sm) {
+                                              float* __restrict__ partial, T* __restrict__ dw, T* __restrict__ db,
+                                              uint32_t rows, uint32_t cols, uint32_t rows_per_block, float eps,
+                                              bool alone_on_sm) {
   __shared__ float3 scratch[32];
   const int n = static_cast<int>(cols);
   const float inv_n = inv_cols(max(n, 1));
-  bwd_rows<T, 2>(WholeRow::current(), partial, rows, cols, rows_per_block,
+  bwd_rows<T, 2>(WholeRow::current(), ColSumOut<T, 2>{partial, {dw, db}}, rows, cols, rows_per_block,
                  [&](const RowPlan<T>& p, int64_t offset, float* acc, const WholeRow&, bool has_next) {
                    const BwdRow<T> a{x + offset,
                                      w,
@@ -239,10 +242,11 @@ __device__ __forceinline__ void layernorm_bwd(const T* __restrict__ x, const T* 
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kBwdBoundThreads)                                                    \
       layernorm_bwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,            \
-                             T* __restrict__ dx, float* __restrict__ partial, uint32_t rows, uint32_t cols,         \
-                             uint32_t rows_per_block, float eps, uint32_t alone_on_sm) {                            \
+                             T* __restrict__ dx, float* __restrict__ partial, T* __restrict__ dw,                   \
+                             T* __restrict__ db, uint32_t rows, uint32_t cols, uint32_t rows_per_block, float eps,  \
+                             uint32_t alone_on_sm) {                                                                \
     cubins::wait_for_previous_grid();                                                                               \
-    layernorm_bwd<T>(x, w, dy, dx, partial, rows, cols, rows_per_block, eps, alone_on_sm != 0);                     \
+    layernorm_bwd<T>(x, w, dy, dx, partial, dw, db, rows, cols, rows_per_block, eps, alone_on_sm != 0);             \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kDwWarps * 32)                                                       \
       layernorm_dweight_##SUFFIX(const float* __restrict__ partial, T* __restrict__ dw, T* __restrict__ db,         \

@@ -12,7 +12,8 @@
 // row, rows ordered by the reduction's barrier or warp sync, so no atomics). The block
 // writes the sum of its row groups (in order) to a [blocks, round_up(cols, 4)] fp32
 // workspace, and `rmsnorm_dweight_*` sums the workspace over blocks in a fixed order:
-// the same launch geometry gives the same bits (colsum.cuh).
+// the same launch geometry gives the same bits (colsum.cuh). A launch of one range (a null
+// workspace) writes dw itself: one launch where one block or cluster takes every row.
 // `rmsnorm_bwd_cluster_*` (sm_90) walks the same rows with the two CTAs of a cluster
 // sharing each row, one column half each (ClusterHalf below); each CTA writes its half of
 // the cluster's workspace row, so `rmsnorm_dweight_*` reads the same layout.
@@ -263,12 +264,13 @@ __device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const B
 
 // Rows [group * rows_per_block, ...) in steps of blockDim.y, over the span's columns of
 // each row (Span: WholeRow or ClusterHalf), through norm.cuh's bwd_rows. Dynamic shared
-// memory: blockDim.y * DwAcc::floats(span columns) fp32. partial: [groups, round_up(cols, 4)] fp32.
+// memory: blockDim.y * DwAcc::floats(span columns) fp32. partial: [groups, round_up(cols, 4)] fp32,
+// or null where the launch is one row range: then the blocks write dw themselves.
 template <class T, class Span>
 __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __restrict__ w,
                                             const T* __restrict__ dy, T* __restrict__ dx,
-                                            float* __restrict__ partial, uint32_t rows, uint32_t cols,
-                                            uint32_t rows_per_block, float eps) {
+                                            float* __restrict__ partial, T* __restrict__ dw, uint32_t rows,
+                                            uint32_t cols, uint32_t rows_per_block, float eps) {
   __shared__ float2 scratch[32];
   const Span span = Span::current();
   const int n = static_cast<int>(cols);
@@ -276,7 +278,7 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __
   const int span_cols = span.cols(n);
   const bool alone_on_sm = blockDim.x * blockDim.y == kBwdMaxThreads;  // 64 registers x 1024 = the register file
   const float inv_n = inv_cols(max(n, 1));
-  bwd_rows<T, 1>(span, partial, rows, cols, rows_per_block,
+  bwd_rows<T, 1>(span, ColSumOut<T, 1>{partial, {dw}}, rows, cols, rows_per_block,
                  [&](const RowPlan<T>& p, int64_t offset, float* acc, const Span& row_span, bool has_next) {
                    const BwdRow<T> a{x + offset,           w + first_col, dy + offset, dx + offset,
                                      ColSums<T, 1>::at(acc, span_cols), eps, inv_n,         scratch,
@@ -299,10 +301,10 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __
 template <class T>
 __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, const T* __restrict__ w,
                                                     const T* __restrict__ dy, T* __restrict__ dx,
-                                                    float* __restrict__ partial, uint32_t rows, uint32_t cols,
-                                                    uint32_t rows_per_cluster, float eps) {
+                                                    float* __restrict__ partial, T* __restrict__ dw, uint32_t rows,
+                                                    uint32_t cols, uint32_t rows_per_cluster, float eps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
-  rmsnorm_bwd<T, ClusterHalf<T>>(x, w, dy, dx, partial, rows, cols, rows_per_cluster, eps);
+  rmsnorm_bwd<T, ClusterHalf<T>>(x, w, dy, dx, partial, dw, rows, cols, rows_per_cluster, eps);
 #else
   __trap();
 #endif
@@ -337,16 +339,16 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kBwdBoundThreads)                                                      \
       rmsnorm_bwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,              \
-                           T* __restrict__ dx, float* __restrict__ partial, uint32_t rows, uint32_t cols,           \
-                           uint32_t rows_per_block, float eps) {                                                    \
+                           T* __restrict__ dx, float* __restrict__ partial, T* __restrict__ dw, uint32_t rows,      \
+                           uint32_t cols, uint32_t rows_per_block, float eps) {                                     \
     cubins::wait_for_previous_grid();                                                                               \
-    rmsnorm_bwd<T, WholeRow>(x, w, dy, dx, partial, rows, cols, rows_per_block, eps);                            \
+    rmsnorm_bwd<T, WholeRow>(x, w, dy, dx, partial, dw, rows, cols, rows_per_block, eps);                           \
   }                                                                                                                 \
   extern "C" __global__ void CUBINS_CLUSTER_DIMS(kClusterCtas) __launch_bounds__(kClusterThreads, kClusterCtasPerSm) \
       rmsnorm_bwd_cluster_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,      \
-                                   T* __restrict__ dx, float* __restrict__ partial, uint32_t rows, uint32_t cols,   \
-                                   uint32_t rows_per_cluster, float eps) {                                          \
-    rmsnorm_bwd_cluster<T>(x, w, dy, dx, partial, rows, cols, rows_per_cluster, eps);                               \
+                                   T* __restrict__ dx, float* __restrict__ partial, T* __restrict__ dw,             \
+                                   uint32_t rows, uint32_t cols, uint32_t rows_per_cluster, float eps) {            \
+    rmsnorm_bwd_cluster<T>(x, w, dy, dx, partial, dw, rows, cols, rows_per_cluster, eps);                           \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kDwWarps * 32)                                                       \
       rmsnorm_dweight_##SUFFIX(const float* __restrict__ partial, T* __restrict__ dw, uint32_t blocks,              \

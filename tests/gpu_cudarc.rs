@@ -164,8 +164,10 @@ fn run_families<R: Runtime>(gpu: &Gpu, rt: &R) -> Run {
         gpu, s, &x, &w, &dy, &mut dx, &mut dw, &mut ws, ROWS, COLS, &opts,
     )
     .expect("rmsnorm_backward");
-    run.launched("rmsnorm_backward", &ls[0]);
-    run.launched("rmsnorm_backward_reduce", &ls[1]);
+    run.launched("rmsnorm_backward", &ls.rows);
+    if let Some(sums) = &ls.sums {
+        run.launched("rmsnorm_backward_reduce", sums);
+    }
     rt.sync();
     for (name, b) in [
         ("rmsnorm", &y),

@@ -331,7 +331,7 @@ fn rmsnorm_backward_case<T: GpuElem>(
     let plan = rmsnorm_backward_plan::<T::Dev>(gpu, rows, cols, &opts).unwrap();
     let ws = gpu_common::uploaded(&vec![f32::NAN; plan.workspace_len()]).unwrap();
     let stream = gpu.stream().unwrap();
-    let [main, reduce] = rmsnorm_backward(
+    let launched = rmsnorm_backward(
         gpu,
         &stream,
         &xd.view(),
@@ -356,7 +356,7 @@ fn rmsnorm_backward_case<T: GpuElem>(
             },
             out("dw", dwd.output("dw"), want.dw, cols),
         ],
-        launched: vec![main, reduce],
+        launched: launched.iter().cloned().collect(),
     }
 }
 
@@ -647,6 +647,92 @@ fn rmsnorm_backward_matches_the_reference() {
     parity_backward::<bf16>(&gpu);
     parity_backward::<f16>(&gpu);
     parity_backward::<f32>(&gpu);
+}
+
+// ------------------------------------------------------------------ one-launch backward
+
+/// Backward shapes one launch takes (automatic threads and ranges): one row of any length
+/// (one range), and up to 16 rows short enough to share one block, a row group of 32 or 16
+/// threads each (bf16 and f16: up to 1024 columns; f32: 512), with a tail (1000, 33) and
+/// one row group short of a full block (15).
+const ONE_LAUNCH_SHAPES_16: &[(usize, usize)] =
+    &[(16, 768), (5, 1000), (2, 1024), (15, 33), (1, 8192)];
+const ONE_LAUNCH_SHAPES_F32: &[(usize, usize)] =
+    &[(16, 512), (5, 500), (2, 384), (15, 33), (1, 8192)];
+
+fn one_launch_shapes<T: GpuElem>() -> &'static [(usize, usize)] {
+    if std::mem::size_of::<T>() == 4 {
+        ONE_LAUNCH_SHAPES_F32
+    } else {
+        ONE_LAUNCH_SHAPES_16
+    }
+}
+
+fn parity_one_launch_backward<T: GpuElem>(gpu: &Gpu) {
+    let layouts = [
+        ALIGNED,
+        Layout {
+            shift: 1,
+            out_shift: 0,
+            threads: Threads::Auto,
+        },
+    ];
+    for &shape in one_launch_shapes::<T>() {
+        for layout in layouts {
+            let what = |op: &str| {
+                format!(
+                    "{op} {}x{} {} {}",
+                    shape.0,
+                    shape.1,
+                    T::NAME,
+                    layout.describe()
+                )
+            };
+            let rms = rmsnorm_backward_case::<T>(gpu, shape, layout, None);
+            let ln = layernorm::layernorm_backward_case::<T>(gpu, shape, layout, None)
+                .expect("short rows' accumulators fit shared memory");
+            // One row per range: the partial-row sum in a second launch where rows > 1.
+            let rms_ranges = rmsnorm_backward_case::<T>(gpu, shape, layout, Some(shape.0 as u32));
+            let ln_ranges =
+                layernorm::layernorm_backward_case::<T>(gpu, shape, layout, Some(shape.0 as u32))
+                    .expect("short rows' accumulators fit shared memory");
+            for (op, one, ranges) in [
+                ("rmsnorm_backward", &rms, &rms_ranges),
+                ("layernorm_backward", &ln, &ln_ranges),
+            ] {
+                one.assert_close(&what(op));
+                let stamps: Vec<String> = one.launched.iter().map(|l| l.to_string()).collect();
+                println!("{}: {stamps:?}", what(op));
+                // One block, unless LayerNorm's two sums of 16 row groups pass the GPU's
+                // shared memory (sm_86, sm_89, sm_120: 99 KB a block).
+                let smem = u64::from(cubins::ops::layernorm::accumulator_bytes::<T::Dev>(
+                    shape.1,
+                    shape.0 as u32,
+                ));
+                let fits = smem + 1024 <= u64::from(gpu.device().limits.max_smem_per_block_optin);
+                if op == "rmsnorm_backward" || fits {
+                    assert_eq!(one.launched.len(), 1, "{}: one launch", what(op));
+                }
+                // A fixed range per row keeps the workspace and the partial-row sum.
+                ranges.assert_close(&what(&format!("{op} a range per row")));
+                assert_eq!(
+                    ranges.launched.len(),
+                    if shape.0 > 1 { 2 } else { 1 },
+                    "{}: a range per row",
+                    what(op)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn backward_norms_of_few_short_rows_take_one_launch() {
+    let gpu = gpu();
+    parity_one_launch_backward::<bf16>(&gpu);
+    parity_one_launch_backward::<f16>(&gpu);
+    parity_one_launch_backward::<f32>(&gpu);
 }
 
 // ------------------------------------------------------------------ cluster backward
@@ -1024,6 +1110,15 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
                 out.push((key(c, &s), c.digest()));
             }
         }
+        // Backward rows one launch takes: few short rows in one block, one long row.
+        for &shape in [one_launch_shapes::<T>()[0], one_launch_shapes::<T>()[4]].iter() {
+            let s = format!("{}x{}", shape.0, shape.1);
+            let ln = layernorm::layernorm_backward_case::<T>(gpu, shape, ALIGNED, None)
+                .expect("short rows' accumulators fit shared memory");
+            for c in [rmsnorm_backward_case::<T>(gpu, shape, ALIGNED, None), ln] {
+                out.push((key(&c, &s), c.digest()));
+            }
+        }
         // Backward rows wide enough that sm_90 cubins split each over a 2-CTA cluster.
         let wide = if std::mem::size_of::<T>() == 4 {
             (3, 16384)
@@ -1175,23 +1270,20 @@ fn repeat_and_graph<T: GpuElem>(gpu: &Gpu) {
     check_repeat_and_graph::<T>(gpu, "rmsnorm", &mut [&mut y], &|s| {
         rmsnorm(gpu, s, &xv, &wv, &mut yv.index(..), rows, cols, &opts).map(|_| ())
     });
-    check_repeat_and_graph::<T>(gpu, "rmsnorm_backward", &mut [&mut y, &mut dw], &|s| {
-        let mut wsv = ws.index(..);
-        rmsnorm_backward(
-            gpu,
-            s,
-            &xv,
-            &wv,
-            &dyv,
-            &mut yv.index(..),
-            &mut dwv.index(..),
-            &mut wsv,
-            rows,
-            cols,
-            &bwd,
-        )
-        .map(|_| ())
-    });
+    // Few short rows too: one launch writes dx and dw (the leading rows and columns).
+    for (what, (r, c)) in [
+        ("rmsnorm_backward", (rows, cols)),
+        ("rmsnorm_backward in one launch", (16, 768)),
+    ] {
+        check_repeat_and_graph::<T>(gpu, what, &mut [&mut y, &mut dw], &|s| {
+            let mut wsv = ws.index(..);
+            let (mut dx, mut dw) = (yv.index(..), dwv.index(..));
+            rmsnorm_backward(
+                gpu, s, &xv, &wv, &dyv, &mut dx, &mut dw, &mut wsv, r, c, &bwd,
+            )
+            .map(|_| ())
+        });
+    }
     check_repeat_and_graph::<T>(gpu, "softmax + backward", &mut [&mut y, &mut y2], &|s| {
         softmax(gpu, s, &xv, &mut yv.index(..), rows, cols, Threads::Auto)?;
         softmax_backward(
@@ -1393,7 +1485,11 @@ fn bad_input_is_refused_before_launch() {
             &mut ws.index(..),
             8,
             8,
-            &RmsNormBwdOptions::default(),
+            // Two ranges: a workspace (one range, or the default's one block, has none).
+            &RmsNormBwdOptions {
+                blocks: Some(2),
+                ..Default::default()
+            },
         ),
         "`workspace`",
     );

@@ -23,8 +23,8 @@
 //! ```
 
 use super::norm::{
-    acc_smem_bytes, check_buffers, check_bwd_buffers, check_eps, colsum_launch, range_config,
-    ranges, split_rows, whole_row_words, within_bound, Extent, Residual,
+    acc_smem_bytes, check_buffers, check_bwd_buffers, check_eps, colsum_launch, one_block_geometry,
+    range_config, ranges, split_rows, sums_words, whole_row_words, within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
@@ -34,8 +34,10 @@ use crate::kernels::{
     LayernormFwdResidualCluster,
 };
 use crate::runtime::launchers::Dtype;
-use crate::runtime::{DeviceRead, DeviceView, DeviceWrite, StreamHandle};
+use crate::runtime::{DevicePtr, DeviceRead, DeviceView, DeviceWrite, StreamHandle};
 use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig};
+
+pub use super::norm::BwdLaunched;
 
 /// The forward kernel, built as RMSNorm's: 8 resident chunks per thread, up to 1024 threads
 /// per row.
@@ -273,7 +275,7 @@ impl LayerNormBwdPlan {
             "elementwise",
         );
         let prefetch = if self.alone_on_sm { "next_row" } else { "none" };
-        format!("{words} prefetch={prefetch}")
+        format!("{words} prefetch={prefetch} {}", sums_words(self.blocks))
     }
 }
 
@@ -296,9 +298,16 @@ pub fn layernorm_backward_plan<T: Dtype>(
     check_rows_cols(name, rows, cols)?;
     check_eps(name, opts.eps)?;
     let function = gpu.kernel::<LayernormBwd<T>>()?;
-    let kernel = within_bound(&BWD, function.limits().max_threads_per_block);
+    let limits = function.limits();
+    let kernel = within_bound(&BWD, limits.max_threads_per_block);
     let sms = gpu.device().sm_count;
-    let geometry = RowGeometry::select_for::<T>(&kernel, rows, cols, sms, opts.threads)?;
+    let max_dynamic_smem = gpu.device().limits.max_smem_per_block_optin - limits.static_smem_bytes;
+    let shape = (rows, cols);
+    let choice = (opts.threads, opts.blocks);
+    let geometry = match one_block_geometry::<T>(&kernel, shape, choice, SUMS, max_dynamic_smem) {
+        Some(g) => g,
+        None => RowGeometry::select_for::<T>(&kernel, rows, cols, sms, opts.threads)?,
+    };
     let smem_bytes = acc_smem_bytes::<T>(name, cols, geometry.rows_per_block, SUMS)?;
     // Asked even for a fixed block count: it decides the prefetch (which moves no bits).
     let per_sm = function.max_active_blocks_per_sm(geometry.threads(), smem_bytes)?;
@@ -333,7 +342,7 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
     rows: usize,
     cols: usize,
     opts: &LayerNormBwdOptions,
-) -> Result<[Launched; 2], Error> {
+) -> Result<BwdLaunched, Error> {
     let ins = (x.read(stream), w.read(stream), dy.read(stream));
     let outs = (dx.write(stream), dw.write(stream), db.write(stream));
     let ws = workspace.write(stream);
@@ -372,7 +381,11 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
     };
     let sums_name = LayernormDweight::<T>::info().name;
     let sums = colsum_launch(sums_name, cols, plan.blocks, SUMS)?;
-    let partial = ws.view.ptr;
+    // The workspace, or (one range) dw and db written by the rows' launch itself.
+    let (partial, dw_itself, db_itself) = match sums {
+        Some(_) => (ws.view.ptr, DevicePtr::null(), DevicePtr::null()),
+        None => (DevicePtr::null(), dw.ptr, db.ptr),
+    };
     let alone = u32::from(plan.alone_on_sm);
     let args = (
         x.ptr,
@@ -380,6 +393,8 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
         dy.ptr,
         dx.ptr,
         partial,
+        dw_itself,
+        db_itself,
         r,
         c,
         plan.rows_per_block,
@@ -388,12 +403,16 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
     );
     let sums_args = (partial, dw.ptr, db.ptr, plan.blocks, c);
     // SAFETY: lengths cover the shape and the plan's workspace (16-byte aligned, as the
-    // float4 stores need); the outputs overlap no other buffer. The second launch reads the
-    // workspace the first wrote, in stream order; both wait on the grid dependency first.
+    // float4 stores need) where it has one; the outputs overlap no other buffer. The second
+    // launch reads the workspace the first wrote, in stream order; both wait on the grid
+    // dependency first.
     unsafe {
-        let main = main.launch_after_previous(&rows_kernel, stream, args)?;
-        let sums = sums.launch_after_previous(&sums_kernel, stream, sums_args)?;
-        Ok([main, sums])
+        let rows = main.launch_after_previous(&rows_kernel, stream, args)?;
+        let sums = match sums {
+            Some(sums) => Some(sums.launch_after_previous(&sums_kernel, stream, sums_args)?),
+            None => None,
+        };
+        Ok(BwdLaunched { rows, sums })
     }
 }
 
@@ -443,13 +462,17 @@ mod tests {
         assert_eq!(p.workspace_len(), 132 * 2 * 4096);
         assert_eq!(
             p.describe::<Bf16>(),
-            "threads_per_row=128 rows_per_block=1 rows_per_grid_block=32 walk=resident prefetch=none"
+            "threads_per_row=128 rows_per_block=1 rows_per_grid_block=32 walk=resident prefetch=none sums=partial_rows"
         );
         let wide = plan(512, 14336, 132, true);
         assert_eq!(wide.geometry.threads_per_row, 448);
         assert!(wide
             .describe::<Bf16>()
-            .ends_with("walk=resident prefetch=next_row"));
+            .ends_with("walk=resident prefetch=next_row sums=partial_rows"));
+        // One range writes dw and db itself: no workspace.
+        let one = plan(512, 4096, 1, false);
+        assert_eq!(one.workspace_len(), 0);
+        assert!(one.describe::<Bf16>().ends_with("sums=direct"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! launch of the fixed-order sum of its partial rows (`cuda/include/cubins/colsum.cuh`).
 
 use super::rows::{
-    check_disjoint, chunk_elems, shape_error, tensor_bytes, RowGeometry, RowKernel, Walk,
+    check_disjoint, chunk_elems, shape_error, tensor_bytes, RowGeometry, RowKernel, Threads, Walk,
 };
 use super::Launched;
 use crate::runtime::{ArtifactKind, Route};
@@ -122,6 +122,40 @@ pub(crate) fn acc_smem_bytes<T>(
         .map_err(|_| shape_error(kernel, "column-sum accumulators within shared memory"))
 }
 
+/// Rows of automatic threads and ranges few and short enough that one block takes them
+/// all, a row group each: row groups of 32 or 16 threads (the widest that keeps a row
+/// resident), at most [`ONE_BLOCK_ROWS`] of them within the kernel's threads, their `sums`
+/// accumulators within `max_dynamic_smem` bytes. One launch then writes dx and the weight
+/// gradients, adding its row groups in row order (no partial rows to sum). `None` where
+/// they are not.
+pub(crate) fn one_block_geometry<T>(
+    kernel: &RowKernel,
+    (rows, cols): (usize, usize),
+    (threads, blocks): (Threads, Option<u32>),
+    sums: u32,
+    max_dynamic_smem: u32,
+) -> Option<RowGeometry> {
+    let auto = threads == Threads::Auto && blocks.is_none();
+    if !auto || !(2..=ONE_BLOCK_ROWS).contains(&rows) {
+        return None;
+    }
+    let smem = acc_bytes::<T>(cols) * rows as u64 * u64::from(sums);
+    if smem > u64::from(max_dynamic_smem) {
+        return None;
+    }
+    [32, 16]
+        .into_iter()
+        .map(|per_row| RowGeometry {
+            threads_per_row: per_row,
+            rows_per_block: rows as u32,
+        })
+        .find(|g| g.threads() <= kernel.max_threads && g.walk::<T>(kernel, cols) == Walk::Resident)
+}
+
+/// The most rows [`one_block_geometry`] puts in one block: one SM then moves them all, where
+/// more rows would spread over more SMs.
+pub(crate) const ONE_BLOCK_ROWS: usize = 16;
+
 /// Row ranges of a backward launch: `blocks`, or by default one wave of them: `per_sm()`
 /// resident blocks on each SM (asked only then), over the CTAs that share a row range.
 pub(crate) fn ranges(
@@ -170,11 +204,45 @@ pub(crate) fn whole_row_words<T>(
     )
 }
 
-/// The backward's workspace: `partial_rows` row ranges of `sums` partial rows of
-/// round_up(cols, 4) f32 each (at least that long, 16-byte aligned for the float4 stores),
-/// and the outputs against it and every other buffer.
-pub(crate) fn workspace_len(partial_rows: u32, sums: u32, cols: usize) -> usize {
-    partial_rows as usize * sums as usize * cols.div_ceil(4) * 4
+/// What a backward launched: the rows, then, where several row ranges each summed their
+/// rows' weight-gradient terms, the fixed-order sum of those partial rows. One range writes
+/// the gradients itself (the same bits as the sum of its one partial row): one launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BwdLaunched {
+    pub rows: Launched,
+    pub sums: Option<Launched>,
+}
+
+impl BwdLaunched {
+    /// The launches in stream order.
+    pub fn iter(&self) -> impl Iterator<Item = &Launched> {
+        std::iter::once(&self.rows).chain(self.sums.as_ref())
+    }
+}
+
+/// Whether a backward launch of `ranges` row ranges writes the weight gradients itself.
+pub(crate) fn one_range(ranges: u32) -> bool {
+    ranges == 1
+}
+
+/// Where a backward launch of `ranges` row ranges puts its weight-gradient sums, in words
+/// for its launch record: the outputs, or partial rows of the workspace.
+pub(crate) fn sums_words(ranges: u32) -> &'static str {
+    if one_range(ranges) {
+        "sums=direct"
+    } else {
+        "sums=partial_rows"
+    }
+}
+
+/// The backward's workspace: `ranges` row ranges of `sums` partial rows of
+/// round_up(cols, 4) f32 each (at least that long, 16-byte aligned for the float4 stores);
+/// none for one range, which writes the gradients itself.
+pub(crate) fn workspace_len(ranges: u32, sums: u32, cols: usize) -> usize {
+    if one_range(ranges) {
+        return 0;
+    }
+    ranges as usize * sums as usize * cols.div_ceil(4) * 4
 }
 
 pub(crate) fn check_workspace(workspace: &BufferArg, len: usize) -> Result<(), Error> {
@@ -184,7 +252,7 @@ pub(crate) fn check_workspace(workspace: &BufferArg, len: usize) -> Result<(), E
 }
 
 /// A backward's buffers: [`check_buffers`], then the workspace ([`check_workspace`]) against
-/// every other buffer.
+/// every other buffer, where the launch uses one (`workspace_len` > 0).
 pub(crate) fn check_bwd_buffers<T>(
     rows: usize,
     cols: usize,
@@ -194,6 +262,9 @@ pub(crate) fn check_bwd_buffers<T>(
     workspace_len: usize,
 ) -> Result<(), Error> {
     check_buffers::<T>(rows, cols, inputs, outputs)?;
+    if workspace_len == 0 {
+        return Ok(());
+    }
     check_workspace(&workspace, workspace_len)?;
     let others: Vec<BufferArg> = inputs.iter().chain(outputs).map(|b| b.0).collect();
     check_disjoint(&[workspace], &others)?;
@@ -211,13 +282,16 @@ pub(crate) fn range_config(geometry: &RowGeometry, ctas: u32, smem_bytes: u32) -
 }
 
 /// The launch record of the fixed-order sum of `partial_rows` ranges' partial rows into
-/// `sums` outputs of `cols` (grid.y: the output).
+/// `sums` outputs of `cols` (grid.y: the output); none for one range.
 pub(crate) fn colsum_launch(
     kernel: &'static str,
     cols: usize,
     partial_rows: u32,
     sums: u32,
-) -> Result<Launched, Error> {
+) -> Result<Option<Launched>, Error> {
+    if one_range(partial_rows) {
+        return Ok(None);
+    }
     let mut config = LaunchConfig::linear(
         cols.div_ceil(DWEIGHT_COLS_PER_BLOCK) as u32,
         DWEIGHT_THREADS,
@@ -231,11 +305,11 @@ pub(crate) fn colsum_launch(
         }
         .into());
     }
-    Ok(Launched {
+    Ok(Some(Launched {
         kernel,
         config,
         choice: format!("partial_rows={partial_rows}").into(),
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -299,13 +373,68 @@ mod tests {
 
     #[test]
     fn the_colsum_launch_covers_the_columns_and_each_sum() {
-        let l = colsum_launch("layernorm_dweight_bf16", 4097, 16, 2).unwrap();
+        let l = colsum_launch("layernorm_dweight_bf16", 4097, 16, 2)
+            .unwrap()
+            .unwrap();
         assert_eq!(l.config.grid, [33, 2, 1]);
         assert_eq!(l.config.block, [512, 1, 1]);
         assert_eq!(l.choice, "partial_rows=16");
         assert_eq!(
-            colsum_launch("k", 128, 1, 1).unwrap().config,
+            colsum_launch("k", 128, 2, 1).unwrap().unwrap().config,
             LaunchConfig::linear(1, 512)
+        );
+        // One range writes its sums itself: nothing to sum, no workspace.
+        assert_eq!(colsum_launch("k", 128, 1, 1).unwrap(), None);
+        assert_eq!(workspace_len(1, 2, 4096), 0);
+    }
+
+    #[test]
+    fn few_short_rows_share_one_block() {
+        let kernel = RowKernel {
+            name: "k",
+            resident_chunks: 4,
+            max_threads: 512,
+        };
+        let auto = (Threads::Auto, None);
+        let plenty = u32::MAX;
+        let g = |rows, cols| one_block_geometry::<Bf16>(&kernel, (rows, cols), auto, 2, plenty);
+        // 16 rows of 768 bf16 (96 chunks): 32 threads a row, 3 chunks each, 512 threads.
+        assert_eq!(
+            g(16, 768),
+            Some(RowGeometry {
+                threads_per_row: 32,
+                rows_per_block: 16
+            })
+        );
+        // 32 x 4 chunks is the longest row of 32 threads; 16 threads take rows of 64 chunks.
+        assert_eq!(g(5, 1024).map(|g| g.threads_per_row), Some(32));
+        assert_eq!(g(5, 1032), None);
+        // Rows past the partial-row sum's order (17), one row, or a block past its threads.
+        assert_eq!(g(17, 256), None);
+        assert_eq!(g(1, 768), None);
+        let narrow = RowKernel {
+            max_threads: 384,
+            ..kernel
+        };
+        let n = |rows, cols| one_block_geometry::<Bf16>(&narrow, (rows, cols), auto, 2, plenty);
+        assert_eq!(n(16, 256).map(|g| g.threads_per_row), Some(16));
+        assert_eq!(n(16, 768), None);
+        // Fixed threads or ranges keep their plan; accumulators past shared memory too.
+        let fixed = (Threads::PerRow(32), None);
+        assert_eq!(
+            one_block_geometry::<Bf16>(&kernel, (4, 768), fixed, 2, plenty),
+            None
+        );
+        let ranges = (Threads::Auto, Some(4));
+        assert_eq!(
+            one_block_geometry::<Bf16>(&kernel, (4, 768), ranges, 2, plenty),
+            None
+        );
+        let smem = acc_bytes::<Bf16>(768) as u32 * 4 * 2;
+        assert!(one_block_geometry::<Bf16>(&kernel, (4, 768), auto, 2, smem).is_some());
+        assert_eq!(
+            one_block_geometry::<Bf16>(&kernel, (4, 768), auto, 2, smem - 1),
+            None
         );
     }
 

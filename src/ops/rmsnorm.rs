@@ -1,7 +1,8 @@
 //! RMSNorm over the last dimension of row-major `[rows, cols]` tensors (`cuda/rmsnorm.cu`):
 //! forward `y = x * rstd * w` with `rstd = 1 / sqrt(mean(x^2) + eps)`, the same with a fused
 //! residual add (`h = x + residual` is written back as the residual and normalized), and the
-//! backward pass (dx, and dw summed over rows in a fixed order through an fp32 workspace).
+//! backward pass (dx, and dw summed over rows in a fixed order: through an fp32 workspace
+//! where several row ranges share it, directly where one block or cluster takes every row).
 //! Any row length, any alignment of the element buffers; bf16, f16 or f32 storage.
 //!
 //! The backward pass has two kernels: `rmsnorm_bwd` (a block per row group) and, on sm_90
@@ -28,7 +29,8 @@
 
 use super::norm::{
     acc_bytes, acc_smem_bytes, check_buffers, check_bwd_buffers, check_eps, colsum_launch,
-    range_config, ranges, split_rows, whole_row_words, within_bound, Extent, Residual,
+    one_block_geometry, range_config, ranges, split_rows, sums_words, whole_row_words,
+    within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, chunk_elems, RowGeometry, RowKernel, Walk};
@@ -38,10 +40,10 @@ use crate::kernels::{
     RmsnormFwdResidual, RmsnormFwdResidualCluster,
 };
 use crate::runtime::launchers::Dtype;
-use crate::runtime::{DeviceRead, DeviceView, DeviceWrite, StreamHandle};
+use crate::runtime::{DevicePtr, DeviceRead, DeviceView, DeviceWrite, StreamHandle};
 use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig, LaunchError};
 
-pub use super::norm::runs_clusters;
+pub use super::norm::{runs_clusters, BwdLaunched};
 pub use super::norm_fwd::{fwd_cluster_geometry, FWD_CLUSTER_CTAS};
 
 /// The forward kernel: 8 resident chunks per thread, up to 1024 threads per row.
@@ -322,7 +324,7 @@ impl RmsNormBwdPlan {
 
     /// The geometry in words, for the launch record (and so the STAMP line).
     pub fn describe<T>(&self) -> String {
-        match self.entry {
+        let words = match self.entry {
             BwdEntry::WholeRow => whole_row_words::<T>(
                 &self.geometry,
                 &self.kernel,
@@ -341,7 +343,8 @@ impl RmsNormBwdPlan {
                 self.rows_per_block,
                 self.walk::<T>()
             ),
-        }
+        };
+        format!("{words} {}", sums_words(self.blocks))
     }
 }
 
@@ -413,13 +416,21 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
 ) -> Result<RmsNormBwdPlan, Error> {
     let name = BwdEntry::WholeRow.entry::<T>();
     check_rows_cols(name, rows, cols)?;
-    let max_threads = gpu
-        .kernel::<RmsnormBwd<T>>()?
-        .limits()
-        .max_threads_per_block;
-    let kernel = bwd_kernel(max_threads);
+    let limits = gpu.kernel::<RmsnormBwd<T>>()?.limits();
+    let kernel = bwd_kernel(limits.max_threads_per_block);
     let sms = gpu.device().sm_count;
-    let whole = RowGeometry::select_for::<T>(&kernel, rows, cols, sms, opts.threads)?;
+    let max_dynamic_smem = gpu.device().limits.max_smem_per_block_optin - limits.static_smem_bytes;
+    let shape = (rows, cols);
+    let whole = match one_block_geometry::<T>(
+        &kernel,
+        shape,
+        (opts.threads, opts.blocks),
+        1,
+        max_dynamic_smem,
+    ) {
+        Some(g) => g,
+        None => RowGeometry::select_for::<T>(&kernel, rows, cols, sms, opts.threads)?,
+    };
     let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block, 1)?;
     // Whether a whole-row block would hold its SM alone is asked of the driver only where
     // the answer matters.
@@ -493,7 +504,7 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
     rows: usize,
     cols: usize,
     opts: &RmsNormBwdOptions,
-) -> Result<[Launched; 2], Error> {
+) -> Result<BwdLaunched, Error> {
     // Held to the end: a runtime that orders buffers across streams records the accesses
     // when they drop, after the launches.
     let held = (
@@ -532,20 +543,35 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
         choice: plan.describe::<T>().into(),
     };
     let reduce = colsum_launch(dw_name, cols, plan.blocks, 1)?;
-    let partial = workspace.ptr;
+    // The workspace, or (one range) dw written by the rows' launch itself.
+    let (partial, dw_itself) = match reduce {
+        Some(_) => (workspace.ptr, DevicePtr::null()),
+        None => (DevicePtr::null(), dw.ptr),
+    };
     let (x, w, dy, dx) = (x.ptr, w.ptr, dy.ptr, dx.ptr);
-    let args = (x, w, dy, dx, partial, r, c, plan.rows_per_block, opts.eps);
+    let args = (
+        x,
+        w,
+        dy,
+        dx,
+        partial,
+        dw_itself,
+        r,
+        c,
+        plan.rows_per_block,
+        opts.eps,
+    );
     if plan.entry == BwdEntry::ClusterHalves {
         check_cluster_grid(main.kernel, &main.config)?;
     }
     // Both kernels found before either launches.
     let dweight = gpu.kernel::<RmsnormDweight<T>>()?;
     // SAFETY: lengths cover the shape and the plan's workspace (16-byte aligned, as the
-    // float4 stores need); the outputs overlap no other buffer; a cluster launch is whole
-    // clusters (and plain: a cluster launch of its own). The second launch reads the
-    // workspace the first wrote, in stream order, after the grid dependency.
+    // float4 stores need) where it has one; the outputs overlap no other buffer; a cluster
+    // launch is whole clusters (and plain: a cluster launch of its own). The second launch
+    // reads the workspace the first wrote, in stream order, after the grid dependency.
     unsafe {
-        let main = match plan.entry {
+        let rows = match plan.entry {
             BwdEntry::WholeRow => {
                 main.launch_after_previous(&gpu.kernel::<RmsnormBwd<T>>()?, stream, args)?
             }
@@ -555,9 +581,15 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
                 main
             }
         };
-        let reduce =
-            reduce.launch_after_previous(&dweight, stream, (partial, dw.ptr, plan.blocks, c))?;
-        Ok([main, reduce])
+        let sums = match reduce {
+            Some(reduce) => Some(reduce.launch_after_previous(
+                &dweight,
+                stream,
+                (partial, dw.ptr, plan.blocks, c),
+            )?),
+            None => None,
+        };
+        Ok(BwdLaunched { rows, sums })
     }
 }
 
@@ -703,7 +735,7 @@ mod tests {
         assert_eq!(plan.workspace_len(), 128 * 32768);
         assert_eq!(
             plan.describe::<Bf16>(),
-            "threads_per_cta=512 ctas_per_row=2 rows_per_cluster=32 walk=cluster2"
+            "threads_per_cta=512 ctas_per_row=2 rows_per_cluster=32 walk=cluster2 sums=partial_rows"
         );
         let whole = RmsNormBwdPlan {
             entry: BwdEntry::WholeRow,
@@ -717,7 +749,7 @@ mod tests {
         assert_eq!(whole.config().grid, [132, 1, 1]);
         assert_eq!(
             whole.describe::<Bf16>(),
-            "threads_per_row=1024 rows_per_block=1 rows_per_grid_block=32 walk=resident"
+            "threads_per_row=1024 rows_per_block=1 rows_per_grid_block=32 walk=resident sums=partial_rows"
         );
     }
 

@@ -154,7 +154,7 @@ pub(crate) fn layernorm_backward_case<T: GpuElem>(
     let stream = gpu.stream().unwrap();
     let (x_, w_, dy_) = (xd.view(), wd.view(), dyd.view());
     let (mut dx_, mut dw_, mut db_, mut ws_) = (dxd.view(), dwd.view(), dbd.view(), ws.index(..));
-    let [main, sums] = layernorm_backward(
+    let launched = layernorm_backward(
         gpu, &stream, &x_, &w_, &dy_, &mut dx_, &mut dw_, &mut db_, &mut ws_, rows, cols, &opts,
     )
     .unwrap_or_else(|e| {
@@ -175,7 +175,7 @@ pub(crate) fn layernorm_backward_case<T: GpuElem>(
             out("dw", dwd.output("dw"), want.dw, cols),
             out("db", dbd.output("db"), want.db, cols),
         ],
-        launched: vec![main, sums],
+        launched: launched.iter().cloned().collect(),
     })
 }
 
@@ -341,19 +341,20 @@ fn repeat_and_graph<T: GpuElem>(gpu: &Gpu) {
             .map(|_| ())
         },
     );
-    check_repeat_and_graph::<T>(
-        gpu,
-        "layernorm_backward",
-        &mut [&mut y, &mut dw, &mut db],
-        &|s| {
+    // Few short rows too: one launch writes dx, dw and db (the leading rows and columns).
+    for (what, (r, c)) in [
+        ("layernorm_backward", (rows, cols)),
+        ("layernorm_backward in one launch", (16, 768)),
+    ] {
+        check_repeat_and_graph::<T>(gpu, what, &mut [&mut y, &mut dw, &mut db], &|s| {
             let (mut dx, mut dw, mut db, mut wsv) =
                 (yv.index(..), dwv.index(..), dbv.index(..), ws.index(..));
             layernorm_backward(
-                gpu, s, &xv, &wv, &dyv, &mut dx, &mut dw, &mut db, &mut wsv, rows, cols, &bwd,
+                gpu, s, &xv, &wv, &dyv, &mut dx, &mut dw, &mut db, &mut wsv, r, c, &bwd,
             )
             .map(|_| ())
-        },
-    );
+        });
+    }
 }
 
 // ------------------------------------------------------------------ bad input
@@ -454,7 +455,11 @@ fn layernorm_bad_input_is_refused_before_launch() {
         gpu_common::uploaded(&[0f32; 4]).unwrap(),
         gpu_common::uploaded(&vec![0f32; 1 << 16]).unwrap(),
     );
-    let bwd = LayerNormBwdOptions::default();
+    // Two ranges: a workspace (one range, or the default's one block, has none).
+    let bwd = LayerNormBwdOptions {
+        blocks: Some(2),
+        ..Default::default()
+    };
     let zero_blocks = LayerNormBwdOptions {
         blocks: Some(0),
         ..bwd

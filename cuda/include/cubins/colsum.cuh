@@ -67,30 +67,55 @@ struct ColSums {
   }
 };
 
-// The block's share of its partial rows `group * kAccs + j`: columns [first_col,
-// first_col + span_cols) (first_col a multiple of 4), each the sum of the block's row groups'
-// accumulators in row-group order. A row group's accumulators lie at acc_all + y * kAccs *
-// acc_floats, quantity j at + j * acc_floats.
+// The block's sum of its row groups' accumulators of quantity j at span column c, in
+// row-group order. A row group's accumulators lie at acc_all + y * kAccs * acc_floats,
+// quantity j at + j * acc_floats.
 template <class T, int kAccs>
-__device__ __forceinline__ void write_partial_rows(float* __restrict__ partial, int64_t group, int n, int first_col,
-                                                   int span_cols, float* acc_all, int acc_floats) {
+__device__ __forceinline__ float block_column_sum(const float* acc_all, int acc_floats, int span_cols, int j,
+                                                  int c) {
+  float v = 0.0f;
+  for (int yy = 0; yy < static_cast<int>(blockDim.y); ++yy) {
+    v += DwAcc<T>::at(const_cast<float*>(acc_all) + (yy * kAccs + j) * acc_floats, span_cols).at_col(c);
+  }
+  return v;
+}
+
+// Where a backward block's column sums go: its partial rows `group * kAccs + j` of the
+// workspace, or, where the launch is one row range (partial == nullptr), the outputs
+// themselves (as `sum_partial_rows` would write them from that one range's rows: the same
+// bits, one launch fewer).
+template <class T, int kAccs>
+struct ColSumOut {
+  float* partial;
+  T* out[kAccs];
+};
+
+// The block's share of its column sums: columns [first_col, first_col + span_cols)
+// (first_col a multiple of 4).
+template <class T, int kAccs>
+__device__ __forceinline__ void write_column_sums(const ColSumOut<T, kAccs>& to, int64_t group, int n, int first_col,
+                                                  int span_cols, const float* acc_all, int acc_floats) {
   const int block_threads = blockDim.x * blockDim.y;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  if (to.partial == nullptr) {
+#pragma unroll
+    for (int j = 0; j < kAccs; ++j) {
+      for (int c = tid; c < span_cols; c += block_threads) {
+        to.out[j][first_col + c] = from_float<T>(block_column_sum<T, kAccs>(acc_all, acc_floats, span_cols, j, c));
+      }
+    }
+    return;
+  }
   const int quads = (span_cols + 3) / 4;
 #pragma unroll
   for (int j = 0; j < kAccs; ++j) {
-    float4* out = reinterpret_cast<float4*>(partial) + (group * kAccs + j) * ((n + 3) / 4) + first_col / 4;
+    float4* out = reinterpret_cast<float4*>(to.partial) + (group * kAccs + j) * ((n + 3) / 4) + first_col / 4;
     for (int u = tid; u < quads; u += block_threads) {
       float v[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int c = 4 * u + e;
-        v[e] = 0.0f;
-        if (c < span_cols) {
-          for (int yy = 0; yy < static_cast<int>(blockDim.y); ++yy) {
-            v[e] += DwAcc<T>::at(acc_all + (yy * kAccs + j) * acc_floats, span_cols).at_col(c);
-          }
-        }
+        v[e] = c < span_cols ? block_column_sum<T, kAccs>(acc_all, acc_floats, span_cols, j, c) : 0.0f;
       }
       out[u] = make_float4(v[0], v[1], v[2], v[3]);
     }

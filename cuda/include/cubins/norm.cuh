@@ -139,15 +139,23 @@ __device__ __forceinline__ float fwd_centered(const RowPlan<T>& p, const FwdRow<
   return ss;
 }
 
-// The weight chunks of a short row, loaded ahead (kAhead) of its passes. (Its bias chunks
-// too would cost LayerNorm's forward 4 bytes of spill on sm_100 and sm_120.)
-template <int kChunks, bool kAhead>
+// The weight chunks of a short row, loaded ahead (kAhead) of its passes, and its bias
+// chunks (kBias) too except on sm_100 and sm_120 (LayerNorm's forward would spill 4 bytes
+// there): otherwise each waits for a cache round trip after the row's reductions.
+template <int kChunks, bool kAhead, bool kBias>
 struct FwdAhead {
+  static constexpr bool kBiasAhead = kAhead && kBias && !kBlackwell;
   Chunk w[kAhead ? kChunks : 1];
+  Chunk b[kBiasAhead ? kChunks : 1];
 
   template <class T, bool kResidual>
   __device__ __forceinline__ void load(const RowPlan<T>& p, const FwdRow<T, kResidual>& a) {
-    if constexpr (kAhead) for_each_chunk<kChunks>(p, 0, [&](int k, int m) { w[k] = load_chunk(a.w + p.col(m)); });
+    if constexpr (kAhead) {
+      for_each_chunk<kChunks>(p, 0, [&](int k, int m) {
+        w[k] = load_chunk(a.w + p.col(m));
+        if constexpr (kBiasAhead) b[k] = load_chunk(a.b + p.col(m));
+      });
+    }
   }
 };
 
@@ -155,7 +163,7 @@ struct FwdAhead {
 template <class T, class Norm, bool kResidual, int kChunks, bool kKeep, bool kAhead>
 __device__ __forceinline__ void fwd_pass2(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, const Norm& norm,
                                           const Chunk (&h)[kChunks],
-                                          const FwdAhead<kChunks, kAhead>& ahead) {
+                                          const FwdAhead<kChunks, kAhead, Norm::kBias>& ahead) {
   constexpr int kVec = Storage<T>::kVec;
   for (int t = 0; t < (kKeep ? 1 : p.tiles(kChunks)); ++t) {
     Chunk hc[kChunks];
@@ -164,10 +172,11 @@ __device__ __forceinline__ void fwd_pass2(const RowPlan<T>& p, const FwdRow<T, k
     // chunk so they do not double the registers the resident row holds. Each of those loads
     // waits behind the previous chunk's store, a serial chain that many rows in flight hide
     // and a few rows do not: short rows have the weights loaded ahead (kAhead).
+    using Ahead = FwdAhead<kChunks, kAhead, Norm::kBias>;
     for_each_chunk<kChunks>(p, t, [&](int k, int m) {
       const Chunk wc = kAhead ? ahead.w[kAhead ? k : 0] : load_chunk(a.w + p.col(m));
       Chunk bc;
-      if constexpr (Norm::kBias) bc = load_chunk(a.b + p.col(m));
+      if constexpr (Norm::kBias) bc = Ahead::kBiasAhead ? ahead.b[Ahead::kBiasAhead ? k : 0] : load_chunk(a.b + p.col(m));
       float f[kVec];
 #pragma unroll
       for (int i = 0; i < kVec; ++i) {
@@ -199,7 +208,7 @@ template <class T, class Norm, bool kResidual, int kChunks, bool kKeep, bool kAh
 __device__ __forceinline__ void fwd_row_vector(const RowPlan<T>& p, const FwdRow<T, kResidual>& a, const Split& split) {
   static_assert(kKeep || !kAhead, "weights ahead only for a resident row");
   Chunk h[kChunks];
-  FwdAhead<kChunks, kAhead> ahead;
+  FwdAhead<kChunks, kAhead, Norm::kBias> ahead;
   ahead.load(p, a);
   float ss = fwd_pass1<T, Norm, kResidual, kChunks, kKeep>(p, a, h);
   if (p.has_edge()) {
@@ -434,13 +443,14 @@ struct WholeRows {
 // A backward's block: rows [span.group() * rows_per_block, ...) in steps of blockDim.y,
 // over the span's columns of each row, accumulating kAccs column sums per row group in
 // dynamic shared memory (blockDim.y * kAccs * DwAcc::floats(span columns) fp32), then its
-// partial rows of the workspace (colsum.cuh). For each row step:
+// partial rows of the workspace, or the outputs where the launch is one row range
+// (colsum.cuh's ColSumOut). For each row step:
 //   row(plan, offset of the row's first span column, the row group's accumulators,
 //       the span as the step sees it, whether the row group has a next row)
 // with the body starting at the span's column 0 (each accumulator slot has one owner).
 template <class T, int kAccs, class Span, class Row>
-__device__ __forceinline__ void bwd_rows(const Span& span, float* __restrict__ partial, uint32_t rows, uint32_t cols,
-                                         uint32_t rows_per_block, Row&& row) {
+__device__ __forceinline__ void bwd_rows(const Span& span, const ColSumOut<T, kAccs>& sums, uint32_t rows,
+                                         uint32_t cols, uint32_t rows_per_block, Row&& row) {
   extern __shared__ float4 acc_smem[];
   const int n = static_cast<int>(cols);
   const int first_col = span.first_col(n);
@@ -468,7 +478,7 @@ __device__ __forceinline__ void bwd_rows(const Span& span, float* __restrict__ p
   }
 
   __syncthreads();
-  write_partial_rows<T, kAccs>(partial, span.group(), n, first_col, span_cols, acc_all, acc_floats);
+  write_column_sums<T, kAccs>(sums, span.group(), n, first_col, span_cols, acc_all, acc_floats);
   span.finish();
 }
 
