@@ -8,7 +8,8 @@
 //! shapes; with `CUBINS_TORCH_FUSED_JSON=<benches/torch_fused.py output>`, each large-shape
 //! reading also faster than torch eager and, where the file has it (`--compile`),
 //! torch.compile at the same op and shape.
-//! `CUBINS_FUSED_SWEEP=1` adds readings at fixed threads per row (for the selector).
+//! `CUBINS_FUSED_SWEEP=1` adds readings at fixed threads per row (for the selector), at the
+//! large shapes or at the grid's cells.
 //! `CUBINS_FUSED_GRID=1` times every op at every cell of the rows x cols grid (RoPE at head
 //! sizes 64, 80 and 128) as CUDA-graph replay, instead of the large and decode shapes:
 //! each cell >= 95% of the copy ceiling where the op moves >= 64 MB, and faster than torch
@@ -800,6 +801,28 @@ fn sweep_threads() -> Vec<u32> {
     (5..=10).map(|p| 1u32 << p).collect()
 }
 
+/// With `CUBINS_FUSED_SWEEP=1`: the op at each of [`sweep_threads`] threads per row, after its
+/// automatic reading (the selector's evidence).
+fn measure_fixed_threads(
+    s: &mut Session<'_>,
+    op: Op,
+    (rows, cols): (usize, usize),
+    seed: u64,
+    label: &str,
+    ceiling: Option<&Reference>,
+) -> Result<()> {
+    if !op.has_row_geometry() {
+        return Ok(());
+    }
+    for t in sweep_threads() {
+        let Ok(mut w) = FusedWorkload::new(s, op, rows, cols, Threads::PerRow(t), seed) else {
+            continue; // a geometry the op refuses (beyond its maximum)
+        };
+        s.measure(&format!("{label} threads={t}"), &mut w, ceiling.cloned())?;
+    }
+    Ok(())
+}
+
 fn run(s: &mut Session<'_>) -> Result<()> {
     let ceiling = s.copy_ceiling(1 << 30)?;
     let torch = match TorchTimes::load() {
@@ -846,18 +869,8 @@ fn run(s: &mut Session<'_>) -> Result<()> {
                 sets,
             };
             judge(s, torch.as_ref(), &label, cell, Some(bar))?;
-            if sweep && op.has_row_geometry() {
-                for t in sweep_threads() {
-                    let Ok(mut w) = FusedWorkload::new(s, op, rows, cols, Threads::PerRow(t), seed)
-                    else {
-                        continue; // a geometry the op refuses (beyond its maximum)
-                    };
-                    s.measure(
-                        &format!("{label} threads={t}"),
-                        &mut w,
-                        Some(ceiling.clone()),
-                    )?;
-                }
+            if sweep {
+                measure_fixed_threads(s, op, (rows, cols), seed, &label, Some(&ceiling))?;
             }
         }
     }
@@ -897,6 +910,7 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
         )
     };
     let ops = grid_ops()?;
+    let sweep = std::env::var(SWEEP_ENV).is_ok_and(|v| v == "1");
     for rows in rows_list {
         for &cols in &cols_list {
             for &op in &ops {
@@ -918,6 +932,10 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
                 s.measure(&label, &mut w, by_bandwidth.then(|| ceiling.clone()))?;
                 let sets = w.plan.sets;
                 drop(w);
+                if sweep {
+                    let ceiling = by_bandwidth.then_some(ceiling);
+                    measure_fixed_threads(s, op, (rows, cols), seed, &label, ceiling)?;
+                }
                 let bar = by_bandwidth.then_some(MIN_GRID_BANDWIDTH);
                 judge(
                     s,
