@@ -1250,7 +1250,6 @@ fn repeat_and_graph<T: GpuElem>(gpu: &Gpu) {
     let dy = Guarded::new(&rng.fill::<T>(rows * cols, -1.0, 1.0), 0);
     let mut y = Guarded::<T>::poisoned(rows * cols, 0);
     let mut y2 = Guarded::<T>::poisoned(rows * cols, 0);
-    let mut dw = Guarded::<T>::poisoned(cols, 0);
     // The interleaved SwiGLU reads x as [rows, 2 * half] and writes [rows, half].
     let half = cols / 2;
     let mut gated = Guarded::<T>::poisoned(rows * half, 0);
@@ -1259,25 +1258,23 @@ fn repeat_and_graph<T: GpuElem>(gpu: &Gpu) {
     let plan = rmsnorm_backward_plan::<T::Dev>(gpu, rows, cols, &bwd).unwrap();
     let ws = gpu_common::uploaded(&vec![0f32; plan.workspace_len()]).unwrap();
 
-    let (xv, wv, dyv, yv, y2v, dwv) = (
-        x.view(),
-        w.view(),
-        dy.view(),
-        y.view(),
-        y2.view(),
-        dw.view(),
-    );
+    let (xv, wv, dyv, yv, y2v) = (x.view(), w.view(), dy.view(), y.view(), y2.view());
     check_repeat_and_graph::<T>(gpu, "rmsnorm", &mut [&mut y], &|s| {
         rmsnorm(gpu, s, &xv, &wv, &mut yv.index(..), rows, cols, &opts).map(|_| ())
     });
-    // Few short rows too: one launch writes dx and dw (the leading rows and columns).
+    // Few short rows too: one launch writes dx and dw.
     for (what, (r, c)) in [
         ("rmsnorm_backward", (rows, cols)),
         ("rmsnorm_backward in one launch", (16, 768)),
     ] {
-        check_repeat_and_graph::<T>(gpu, what, &mut [&mut y, &mut dw], &|s| {
+        let (mut dx, mut dw) = (
+            Guarded::<T>::poisoned(r * c, 0),
+            Guarded::<T>::poisoned(c, 0),
+        );
+        let (dxv, dwv) = (dx.view(), dw.view());
+        check_repeat_and_graph::<T>(gpu, what, &mut [&mut dx, &mut dw], &|s| {
             let mut wsv = ws.index(..);
-            let (mut dx, mut dw) = (yv.index(..), dwv.index(..));
+            let (mut dx, mut dw) = (dxv.index(..), dwv.index(..));
             rmsnorm_backward(
                 gpu, s, &xv, &wv, &dyv, &mut dx, &mut dw, &mut wsv, r, c, &bwd,
             )
@@ -1485,8 +1482,10 @@ fn bad_input_is_refused_before_launch() {
             &mut ws.index(..),
             8,
             8,
-            // Two ranges: a workspace (one range, or the default's one block, has none).
+            // Two ranges of a row each: a workspace (one range, or the default's one block,
+            // has none).
             &RmsNormBwdOptions {
+                threads: Threads::PerRow(64),
                 blocks: Some(2),
                 ..Default::default()
             },
