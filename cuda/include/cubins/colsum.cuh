@@ -91,33 +91,66 @@ struct ColSumOut {
 };
 
 // The block's share of its column sums: columns [first_col, first_col + span_cols)
-// (first_col a multiple of 4).
+// (first_col a multiple of kVec). A thread takes a body chunk at a time: its accumulator
+// planes (kVec columns) summed over the row groups, stored as one 16-byte chunk of the
+// output where it is aligned (else element by element), or as kPlanes float4 of the
+// partial row; then the tail columns (and a partial row's padding to a multiple of 4).
 template <class T, int kAccs>
 __device__ __forceinline__ void write_column_sums(const ColSumOut<T, kAccs>& to, int64_t group, int n, int first_col,
                                                   int span_cols, const float* acc_all, int acc_floats) {
+  constexpr int kVec = Storage<T>::kVec;
+  constexpr int kPlanes = DwAcc<T>::kPlanes;
   const int block_threads = blockDim.x * blockDim.y;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  if (to.partial == nullptr) {
-#pragma unroll
-    for (int j = 0; j < kAccs; ++j) {
-      for (int c = tid; c < span_cols; c += block_threads) {
-        to.out[j][first_col + c] = from_float<T>(block_column_sum<T, kAccs>(acc_all, acc_floats, span_cols, j, c));
-      }
-    }
-    return;
-  }
-  const int quads = (span_cols + 3) / 4;
+  const int chunks = span_cols / kVec;
+  const int end = to.partial == nullptr ? span_cols : (span_cols + 3) / 4 * 4;
 #pragma unroll
   for (int j = 0; j < kAccs; ++j) {
-    float4* out = reinterpret_cast<float4*>(to.partial) + (group * kAccs + j) * ((n + 3) / 4) + first_col / 4;
-    for (int u = tid; u < quads; u += block_threads) {
-      float v[4];
+    float4* partial = nullptr;
+    if (to.partial != nullptr) {
+      partial = reinterpret_cast<float4*>(to.partial) + (group * kAccs + j) * ((n + 3) / 4) + first_col / 4;
+    }
+    T* out = to.out[j] + first_col;
+    const bool out_vec = (reinterpret_cast<uintptr_t>(out) & 15u) == 0;
+    for (int m = tid; m < chunks; m += block_threads) {
+      float4 v[kPlanes];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int c = 4 * u + e;
-        v[e] = c < span_cols ? block_column_sum<T, kAccs>(acc_all, acc_floats, span_cols, j, c) : 0.0f;
+      for (int q = 0; q < kPlanes; ++q) v[q] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      for (int yy = 0; yy < static_cast<int>(blockDim.y); ++yy) {
+        const DwAcc<T> acc = DwAcc<T>::at(const_cast<float*>(acc_all) + (yy * kAccs + j) * acc_floats, span_cols);
+#pragma unroll
+        for (int q = 0; q < kPlanes; ++q) {
+          const float4 a = acc.plane(q, m);
+          v[q] = make_float4(v[q].x + a.x, v[q].y + a.y, v[q].z + a.z, v[q].w + a.w);
+        }
       }
-      out[u] = make_float4(v[0], v[1], v[2], v[3]);
+      if (partial != nullptr) {
+#pragma unroll
+        for (int q = 0; q < kPlanes; ++q) partial[m * kPlanes + q] = v[q];
+        continue;
+      }
+      float f[kVec];
+#pragma unroll
+      for (int q = 0; q < kPlanes; ++q) {
+        f[4 * q] = v[q].x;
+        f[4 * q + 1] = v[q].y;
+        f[4 * q + 2] = v[q].z;
+        f[4 * q + 3] = v[q].w;
+      }
+      if (out_vec) {
+        store_chunk(out + m * kVec, pack<T>(f));
+      } else {
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) out[m * kVec + i] = from_float<T>(f[i]);
+      }
+    }
+    for (int c = chunks * kVec + tid; c < end; c += block_threads) {
+      const float v = c < span_cols ? block_column_sum<T, kAccs>(acc_all, acc_floats, span_cols, j, c) : 0.0f;
+      if (partial != nullptr) {
+        reinterpret_cast<float*>(partial)[c] = v;
+      } else {
+        out[c] = from_float<T>(v);
+      }
     }
   }
 }
