@@ -326,8 +326,10 @@ pub fn layernorm_backward_plan<T: Dtype>(
 
 /// The backward pass: dx (`rows * cols`), dw and db (`cols` each) from x, w and dy.
 /// `workspace` holds at least [`LayerNormBwdPlan::workspace_len`] floats (16-byte aligned)
-/// of the plan [`layernorm_backward_plan`] makes with the same options. Two launches: the
-/// rows, then the fixed-order sums of the per-block dw and db rows.
+/// of the plan [`layernorm_backward_plan`] makes with the same options. Two launches where
+/// several row ranges share the rows: the rows, then the fixed-order sums of the per-range dw
+/// and db rows. One where one range takes every row: it writes dw and db itself
+/// ([`BwdLaunched::sums`] is `None`; the plan's workspace length is 0).
 #[allow(clippy::too_many_arguments)]
 pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,

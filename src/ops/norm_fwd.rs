@@ -24,7 +24,7 @@ const MIN_CHUNKS_PER_CTA: u64 = 160;
 
 /// The cluster kernel's per-CTA geometry where a forward takes it: automatic threads, rows
 /// few enough that every CTA of theirs has an SM to itself (`rows` x [`FWD_CLUSTER_CTAS`] <=
-/// `sms`), and rows long enough that each CTA's run is at least [`MIN_CHUNKS_PER_CTA`] chunks
+/// `sms`), and rows long enough that each CTA's run is at least `MIN_CHUNKS_PER_CTA` chunks
 /// (bf16 and f16 from 10240 columns, f32 from 5120), and short enough that it stays resident
 /// in one CTA (the cluster kernels have no streamed walk: up to 524288 bf16 columns). Its run
 /// at [`SPREAD_CHUNKS`] a thread, in whole warps, one row per CTA. `None`: a row per row

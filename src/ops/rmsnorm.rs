@@ -489,8 +489,10 @@ fn resident_blocks<T: Dtype>(
 
 /// The backward pass: dx (`rows * cols`) and dw (`cols`) from x, w and dy. `workspace`
 /// holds at least [`RmsNormBwdPlan::workspace_len`] floats (16-byte aligned) of the plan
-/// [`rmsnorm_backward_plan`] makes with the same options. Two launches: the rows, then the
-/// fixed-order sum of the per-block dw rows.
+/// [`rmsnorm_backward_plan`] makes with the same options. Two launches where several row
+/// ranges share the rows: the rows, then the fixed-order sum of the per-range dw rows. One
+/// where one range takes every row: it writes dw itself ([`BwdLaunched::sums`] is `None`;
+/// the plan's workspace length is 0).
 #[allow(clippy::too_many_arguments)]
 pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
     gpu: &Gpu,
