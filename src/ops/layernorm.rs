@@ -23,7 +23,7 @@
 //! ```
 
 use super::norm::{
-    acc_smem_bytes, check_buffers, check_bwd_buffers, check_eps, colsum_launch, one_block_geometry,
+    acc_smem_bytes, bwd_geometry, check_buffers, check_bwd_buffers, check_eps, colsum_launch,
     range_config, ranges, split_rows, sums_words, whole_row_words, within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
@@ -300,14 +300,15 @@ pub fn layernorm_backward_plan<T: Dtype>(
     let function = gpu.kernel::<LayernormBwd<T>>()?;
     let limits = function.limits();
     let kernel = within_bound(&BWD, limits.max_threads_per_block);
-    let sms = gpu.device().sm_count;
-    let max_dynamic_smem = gpu.device().limits.max_smem_per_block_optin - limits.static_smem_bytes;
-    let shape = (rows, cols);
     let choice = (opts.threads, opts.blocks);
-    let geometry = match one_block_geometry::<T>(&kernel, shape, choice, SUMS, max_dynamic_smem) {
-        Some(g) => g,
-        None => RowGeometry::select_for::<T>(&kernel, rows, cols, sms, opts.threads)?,
-    };
+    let geometry = bwd_geometry::<T>(
+        gpu,
+        &kernel,
+        limits.static_smem_bytes,
+        (rows, cols),
+        choice,
+        SUMS,
+    )?;
     let smem_bytes = acc_smem_bytes::<T>(name, cols, geometry.rows_per_block, SUMS)?;
     // Asked even for a fixed block count: it decides the prefetch (which moves no bits).
     let per_sm = function.max_active_blocks_per_sm(geometry.threads(), smem_bytes)?;
@@ -410,10 +411,9 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
     // dependency first.
     unsafe {
         let rows = main.launch_after_previous(&rows_kernel, stream, args)?;
-        let sums = match sums {
-            Some(sums) => Some(sums.launch_after_previous(&sums_kernel, stream, sums_args)?),
-            None => None,
-        };
+        let sums = sums
+            .map(|s| s.launch_after_previous(&sums_kernel, stream, sums_args))
+            .transpose()?;
         Ok(BwdLaunched { rows, sums })
     }
 }

@@ -152,6 +152,32 @@ pub(crate) fn one_block_geometry<T>(
         .find(|g| g.threads() <= kernel.max_threads && g.walk::<T>(kernel, cols) == Walk::Resident)
 }
 
+/// A backward's row geometry on this GPU: [`one_block_geometry`] where it applies (the
+/// kernel's `static_smem_bytes` taken from the GPU's shared memory per block), else
+/// [`RowGeometry::select_for`]'s.
+pub(crate) fn bwd_geometry<T>(
+    gpu: &Gpu,
+    kernel: &RowKernel,
+    static_smem_bytes: u32,
+    (rows, cols): (usize, usize),
+    (threads, blocks): (Threads, Option<u32>),
+    sums: u32,
+) -> Result<RowGeometry, Error> {
+    let device = gpu.device();
+    let max_dynamic_smem = device.limits.max_smem_per_block_optin - static_smem_bytes;
+    let choice = (threads, blocks);
+    match one_block_geometry::<T>(kernel, (rows, cols), choice, sums, max_dynamic_smem) {
+        Some(g) => Ok(g),
+        None => Ok(RowGeometry::select_for::<T>(
+            kernel,
+            rows,
+            cols,
+            device.sm_count,
+            threads,
+        )?),
+    }
+}
+
 /// The most rows [`one_block_geometry`] puts in one block: one SM then moves them all, where
 /// more rows would spread over more SMs.
 pub(crate) const ONE_BLOCK_ROWS: usize = 16;
@@ -409,7 +435,8 @@ mod tests {
         // 32 x 4 chunks is the longest row of 32 threads; 16 threads take rows of 64 chunks.
         assert_eq!(g(5, 1024).map(|g| g.threads_per_row), Some(32));
         assert_eq!(g(5, 1032), None);
-        // Rows past the partial-row sum's order (17), one row, or a block past its threads.
+        // More rows than ONE_BLOCK_ROWS, one row (one range already), or a block past the
+        // kernel's threads.
         assert_eq!(g(17, 256), None);
         assert_eq!(g(1, 768), None);
         let narrow = RowKernel {

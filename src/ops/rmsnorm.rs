@@ -28,9 +28,9 @@
 //! ```
 
 use super::norm::{
-    acc_bytes, acc_smem_bytes, check_buffers, check_bwd_buffers, check_eps, colsum_launch,
-    one_block_geometry, range_config, ranges, split_rows, sums_words, whole_row_words,
-    within_bound, Extent, Residual,
+    acc_bytes, acc_smem_bytes, bwd_geometry, check_buffers, check_bwd_buffers, check_eps,
+    colsum_launch, range_config, ranges, split_rows, sums_words, whole_row_words, within_bound,
+    Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, chunk_elems, RowGeometry, RowKernel, Walk};
@@ -418,19 +418,15 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
     check_rows_cols(name, rows, cols)?;
     let limits = gpu.kernel::<RmsnormBwd<T>>()?.limits();
     let kernel = bwd_kernel(limits.max_threads_per_block);
-    let sms = gpu.device().sm_count;
-    let max_dynamic_smem = gpu.device().limits.max_smem_per_block_optin - limits.static_smem_bytes;
-    let shape = (rows, cols);
-    let whole = match one_block_geometry::<T>(
+    let choice = (opts.threads, opts.blocks);
+    let whole = bwd_geometry::<T>(
+        gpu,
         &kernel,
-        shape,
-        (opts.threads, opts.blocks),
+        limits.static_smem_bytes,
+        (rows, cols),
+        choice,
         1,
-        max_dynamic_smem,
-    ) {
-        Some(g) => g,
-        None => RowGeometry::select_for::<T>(&kernel, rows, cols, sms, opts.threads)?,
-    };
+    )?;
     let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block, 1)?;
     // Whether a whole-row block would hold its SM alone is asked of the driver only where
     // the answer matters.
@@ -583,14 +579,10 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
                 main
             }
         };
-        let sums = match reduce {
-            Some(reduce) => Some(reduce.launch_after_previous(
-                &dweight,
-                stream,
-                (partial, dw.ptr, plan.blocks, c),
-            )?),
-            None => None,
-        };
+        let sums_args = (partial, dw.ptr, plan.blocks, c);
+        let sums = reduce
+            .map(|r| r.launch_after_previous(&dweight, stream, sums_args))
+            .transpose()?;
         Ok(BwdLaunched { rows, sums })
     }
 }
