@@ -41,6 +41,7 @@ Then: CUBINS_TORCH_FUSED_JSON=OUT.json bundle/benches/fused --results DIR
 """
 
 import fcntl
+import gc
 import json
 import math
 import multiprocessing as mp
@@ -377,6 +378,11 @@ def worker(args):
             except Exception as e:  # a failed cell is reported, never dropped
                 op, rows, cols, mode = cell
                 r = {"op": op, "rows": rows, "cols": cols, "mode": mode, "error": f"{type(e).__name__}: {e}"[:400]}
+            finally:
+                # A failed cell's frames (and a graph's private pool) hold its tensors until
+                # collected: free them before the next cell allocates.
+                gc.collect()
+                torch.cuda.empty_cache()
             f.write(json.dumps(r) + "\n")
             f.flush()
             say = r.get("error") or f"median {r['median_us']:9.2f} us  {r['gbps_at_median']:7.0f} GB/s  {r['timing'][:8]}"

@@ -43,17 +43,24 @@ constexpr int kResidualChunks = 8;
 
 // x and dy resident, 4 chunks each, and the dw and db accumulators in shared memory. The
 // walks need 98-118 registers (sm_80 to sm_90; at 64 they spill 100-120 bytes), so a block
-// takes up to 512 threads. A streamed walk would take them to 128 and spill, so a row
-// longer than a resident tile (threads x 4 chunks) takes the elementwise walk. CUDA 13.0's
-// Blackwell ptxas (sm_100, sm_120) needs 167-174 registers without a bound (240-254 with a
-// streamed walk), so that build takes 384 threads at up to 168; the host reads the bound
-// from the loaded kernel.
+// takes up to 512 threads. A row longer than a resident tile (threads x 4 chunks) streams
+// a chunk at a time, reading x and dy again in each pass (at 2 chunks sm_90's ptxas spills
+// at 128 registers); its block holds its SM alone (the accumulators of such a row exceed
+// half of shared memory), so it prefetches its next row into L2 once this row's first pass
+// has read it. CUDA 13.0's Blackwell ptxas (sm_100, sm_120) needs 167-174 registers without
+// a bound, so that build takes 384 threads at up to 168, where the streamed walk spills 20
+// bytes: there a long row goes element by element. The host reads the bound from the
+// loaded kernel, and so which walk a long row takes.
 constexpr int kBwdChunks = 4;
+constexpr int kBwdStreamChunks = 1;
 constexpr int kBwdMaxThreads = 512;
 constexpr int kBwdBoundThreads = kBlackwell ? 384 : kBwdMaxThreads;
 
-// Whole rows, no streamed walk; a block the host finds alone on its SM prefetches its next row.
-using WholeRow = WholeRows<false, true>;
+// Whole rows; a block the host finds alone on its SM prefetches its next row.
+using WholeRow = WholeRows<!kBlackwell, true>;
+// The next row's prefetch on the streamed walk: 2 lines a thread (a 512-thread block covers
+// 128 KB, past the longest row whose accumulators fit shared memory).
+constexpr int kStreamPrefetchTile = 8;
 
 // Column sums 0 and 1 of a row group: dw and db.
 template <class T>
@@ -149,7 +156,7 @@ __device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow
   float sx = bwd_pass1<T, kChunks, kKeep>(p, a, xk, dyk);
   const BwdEdge e = BwdEdge::load(p, a);
   if (p.has_edge()) sx += e.x;
-  if constexpr (kKeep && Span::kPrefetch) bwd_prefetch_next<T, kChunks>(p, a);
+  if constexpr (Span::kPrefetch) bwd_prefetch_next<T, kKeep ? kChunks : kStreamPrefetchTile>(p, a);
   const RowStats r = bwd_stats(sx, a.scratch, a.inv_n, a.eps, [&](float mean) {
     float3 s = bwd_sums<T, kChunks, kKeep>(p, a, mean, xk, dyk);
     if (p.has_edge()) s = add_terms(s, e.x - mean, e.dy * load_ro(a.w + p.edge_col));
@@ -206,7 +213,7 @@ __device__ __forceinline__ void layernorm_bwd(const T* __restrict__ x, const T* 
                    if (vec && p.tiles(kBwdChunks) <= 1) {
                      bwd_row_vector<T, WholeRow, kBwdChunks, true>(p, a);
                    } else if (vec && WholeRow::kStreams) {
-                     bwd_row_vector<T, WholeRow, kStreamChunks, false>(p, a);
+                     bwd_row_vector<T, WholeRow, kBwdStreamChunks, false>(p, a);
                    } else {
                      bwd_row_elementwise<T>(p, a);
                    }

@@ -1127,6 +1127,15 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
         };
         let c = rmsnorm_backward_case::<T>(gpu, wide, ALIGNED, Some(2));
         out.push((key(&c, &format!("{}x{}", wide.0, wide.1)), c.digest()));
+        // LayerNorm backward rows past a resident tile (512 threads x 4 chunks): streamed.
+        let long = if std::mem::size_of::<T>() == 4 {
+            (3, 12000)
+        } else {
+            (3, 20000)
+        };
+        let c = layernorm::layernorm_backward_case::<T>(gpu, long, ALIGNED, Some(2))
+            .expect("the long rows' accumulators fit shared memory");
+        out.push((key(&c, &format!("{}x{}", long.0, long.1)), c.digest()));
         // Few long rows, which sm_90 cubins split over an 8-CTA cluster in the forward norms.
         for (op, c) in forward_norm_cases::<T>(gpu, wide, ALIGNED) {
             if op != "rmsnorm_residual into" {

@@ -53,7 +53,8 @@ pub const FWD_RESIDUAL: RowKernel = RowKernel {
 };
 /// The backward kernel: x and dy resident, 4 chunks each (as RMSNorm's), up to 512 threads
 /// per row (384 in the Blackwell builds; the plan reads the loaded cubin's bound). A row
-/// longer than a resident tile takes the elementwise walk.
+/// longer than a resident tile streams a chunk at a time in the 512-thread builds and goes
+/// element by element in the Blackwell ones ([`bwd_streams`]).
 pub const BWD: RowKernel = RowKernel {
     name: "layernorm_bwd",
     max_threads: 512,
@@ -255,8 +256,8 @@ impl LayerNormBwdPlan {
         super::norm::workspace_len(self.blocks, SUMS, self.cols)
     }
 
-    /// The walk of a row whose tensors are 16-byte aligned (the kernel has no streamed walk:
-    /// a row past a resident tile goes element by element).
+    /// The walk of a row whose tensors are 16-byte aligned (past a resident tile: streamed
+    /// where [`bwd_streams`], else element by element).
     pub fn walk<T>(&self) -> Walk {
         self.geometry.walk::<T>(&self.kernel, self.cols)
     }
@@ -272,11 +273,22 @@ impl LayerNormBwdPlan {
             &self.kernel,
             self.cols,
             self.rows_per_block,
-            "elementwise",
+            if bwd_streams(&self.kernel) {
+                "streamed"
+            } else {
+                "elementwise"
+            },
         );
         let prefetch = if self.alone_on_sm { "next_row" } else { "none" };
         format!("{words} prefetch={prefetch} {}", sums_words(self.blocks))
     }
+}
+
+/// Whether the loaded backward kernel streams rows longer than a resident tile: the
+/// 512-thread builds do (`kBwdStreamChunks` in cuda/layernorm.cu); the Blackwell builds'
+/// 384 threads at 168 registers leave no room for it, so those rows go element by element.
+pub fn bwd_streams(kernel: &RowKernel) -> bool {
+    kernel.max_threads == BWD.max_threads
 }
 
 /// Dynamic shared memory the backward kernel takes for `row_groups` rows of `cols` columns:
@@ -478,15 +490,16 @@ mod tests {
     }
 
     #[test]
-    fn rows_past_a_resident_tile_go_element_by_element() {
+    fn rows_past_a_resident_tile_stream_or_go_element_by_element() {
         // 512 threads x 4 chunks x 8 bf16: 16384 columns resident; the Blackwell build's 384
         // threads hold 12288.
         assert_eq!(plan(512, 16384, 1, true).walk::<Bf16>(), Walk::Resident);
         let long = plan(512, 16392, 1, true);
         assert_eq!(long.walk::<Bf16>(), Walk::Streamed);
-        assert!(long.describe::<Bf16>().contains("walk=elementwise"));
+        assert!(long.describe::<Bf16>().contains("walk=streamed"));
         let blackwell = plan(384, 14336, 1, true);
         assert_eq!(blackwell.geometry.threads_per_row, 384);
         assert_eq!(blackwell.walk::<Bf16>(), Walk::Streamed);
+        assert!(blackwell.describe::<Bf16>().contains("walk=elementwise"));
     }
 }

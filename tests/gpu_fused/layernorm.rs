@@ -2,7 +2,7 @@
 //! guarded buffers, tolerances and helpers): parity of the forward, the fused residual
 //! forward (in place and into a separate buffer) and the backward (dx, dw, db; automatic and
 //! fixed block counts) with the float64 references at every shape and layout of the row ops,
-//! rows the backward walks element by element or prefetches, rows whose accumulators exceed
+//! rows the backward streams (or walks element by element) or prefetches, rows whose accumulators exceed
 //! shared memory refused before launch, repeat runs and graph replay bit-identical, bad input
 //! refused, and the plan unchanged by a launch.
 
@@ -14,7 +14,7 @@ use crate::{
     Outcome, Output, ALIGNED,
 };
 use cubins::ops::layernorm::{
-    layernorm, layernorm_backward, layernorm_backward_plan, layernorm_residual,
+    bwd_streams, layernorm, layernorm_backward, layernorm_backward_plan, layernorm_residual,
     layernorm_residual_into, LayerNormBwdOptions, LayerNormBwdPlan, LayerNormOptions,
 };
 use cubins::ops::Threads;
@@ -182,8 +182,9 @@ pub(crate) fn layernorm_backward_case<T: GpuElem>(
 // ------------------------------------------------------------------ parity
 
 /// Backward rows beyond the row ops' shapes: past a resident tile of 512 threads (bf16,
-/// f16: 16384 columns; f32: 8192), so element by element; and one block per SM at 14336
-/// columns with several rows per block (3 ranges), whose row groups prefetch their next rows.
+/// f16: 16384 columns; f32: 8192), so streamed a chunk at a time (the Blackwell builds:
+/// element by element); and one block per SM at 14336 columns with several rows per block
+/// (3 ranges), whose row groups prefetch their next rows.
 const BACKWARD_SHAPES: &[(usize, usize)] = &[(3, 16392), (2, 20000), (7, 8200), (131, 14336)];
 
 fn parity_forward<T: GpuElem>(gpu: &Gpu) {
@@ -245,7 +246,7 @@ gates! {
 
 /// The launches the plan describes: cubin route, resident rows at 64 x 4096 bf16 (forward
 /// and backward), a backward whose block holds its SM alone says it prefetches, and rows
-/// past a resident tile go element by element.
+/// past a resident tile stream (element by element where the loaded kernel does not).
 #[test]
 #[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
 fn layernorm_takes_the_planned_walks() {
@@ -275,8 +276,14 @@ fn layernorm_takes_the_planned_walks() {
             words.contains("prefetch=next_row"),
             "{words}"
         );
+        let long_walk = if bwd_streams(&plan.kernel) {
+            "walk=streamed"
+        } else {
+            "walk=elementwise"
+        };
         let resident = cols <= plan.kernel.max_threads as usize * 4 * 8;
         assert_eq!(resident, words.contains("walk=resident"), "{words}");
+        assert_eq!(!resident, words.contains(long_walk), "{words}");
     }
     // 4096 columns: 128 threads and 32.8 KB of accumulators; several blocks share an SM.
     assert!(
