@@ -9,7 +9,8 @@
 //! reading also faster than torch eager and, where the file has it (`--compile`),
 //! torch.compile at the same op and shape.
 //! `CUBINS_FUSED_SWEEP=1` adds readings at fixed threads per row (for the selector), at the
-//! large shapes or at the grid's cells.
+//! large shapes or at the grid's cells; `CUBINS_FUSED_SWEEP_BLOCKS=33,66,132` readings of the
+//! backward norms at those fixed row ranges (blocks) with automatic threads.
 //! `CUBINS_FUSED_GRID=1` times every op at every cell of the rows x cols grid (RoPE at head
 //! sizes 64, 80 and 128) as CUDA-graph replay, instead of the large and decode shapes:
 //! each cell >= 95% of the copy ceiling where the op moves >= 64 MB, and faster than torch
@@ -82,6 +83,7 @@ const MIN_FORWARD: f64 = 0.90;
 const MIN_BACKWARD: f64 = 0.80;
 const TORCH_ENV: &str = "CUBINS_TORCH_FUSED_JSON";
 const SWEEP_ENV: &str = "CUBINS_FUSED_SWEEP";
+const SWEEP_BLOCKS_ENV: &str = "CUBINS_FUSED_SWEEP_BLOCKS";
 const GRID_ENV: &str = "CUBINS_FUSED_GRID";
 const GRID_ROWS_ENV: &str = "CUBINS_FUSED_GRID_ROWS";
 const GRID_COLS_ENV: &str = "CUBINS_FUSED_GRID_COLS";
@@ -242,6 +244,8 @@ struct FusedWorkload<'g> {
     rows: usize,
     cols: usize,
     threads: Threads,
+    /// The backward norms' row ranges (`None`: the plan's).
+    blocks: Option<u32>,
     identity: Identity,
     plan: RotationPlan,
     /// The host inputs hold this many rows; device row `r` holds host row `r % tile_rows`.
@@ -318,6 +322,16 @@ impl<'g> FusedWorkload<'g> {
         threads: Threads,
         seed: u64,
     ) -> Result<FusedWorkload<'g>> {
+        Self::with_blocks(s, op, (rows, cols), (threads, None), seed)
+    }
+
+    fn with_blocks(
+        s: &Session<'g>,
+        op: Op,
+        (rows, cols): (usize, usize),
+        (threads, blocks): (Threads, Option<u32>),
+        seed: u64,
+    ) -> Result<FusedWorkload<'g>> {
         let bytes = op.bytes(rows, cols);
         let plan = RotationPlan::new(bytes, s.l2_bytes, Residency::StreamedAtMost(MAX_SETS));
         let tile_rows = tile_rows(op, rows, cols);
@@ -344,6 +358,7 @@ impl<'g> FusedWorkload<'g> {
                 Op::RmsNormBackward => {
                     let opts = RmsNormBwdOptions {
                         threads,
+                        blocks,
                         ..Default::default()
                     };
                     rmsnorm_backward_plan::<Bf16>(s.gpu, rows, cols, &opts)
@@ -352,6 +367,7 @@ impl<'g> FusedWorkload<'g> {
                 Op::LayerNormBackward => {
                     let opts = LayerNormBwdOptions {
                         threads,
+                        blocks,
                         ..Default::default()
                     };
                     layernorm_backward_plan::<Bf16>(s.gpu, rows, cols, &opts)
@@ -373,6 +389,7 @@ impl<'g> FusedWorkload<'g> {
             rows,
             cols,
             threads,
+            blocks,
             identity: Identity {
                 kernel: String::new(),
                 route: route_of(&s.gpu.route("copy_vec16").map_err(|e| e.to_string())?),
@@ -418,7 +435,8 @@ impl<'g> FusedWorkload<'g> {
     }
 
     fn launch(&mut self, stream: &Stream, set: usize) -> Result<Vec<Launched>> {
-        let (gpu, rows, cols, threads) = (self.gpu, self.rows, self.cols, self.threads);
+        let (gpu, rows, cols, threads, blocks) =
+            (self.gpu, self.rows, self.cols, self.threads, self.blocks);
         let set = &mut self.sets[set];
         let i: Vec<DeviceSlice<Bf16>> = set.inputs.iter().map(|b| b.index(..)).collect();
         let mut o: Vec<DeviceSlice<Bf16>> = set.outputs.iter().map(|b| b.index(..)).collect();
@@ -494,6 +512,7 @@ impl<'g> FusedWorkload<'g> {
             Op::RmsNormBackward => {
                 let opts = RmsNormBwdOptions {
                     threads,
+                    blocks,
                     ..Default::default()
                 };
                 let mut ws = set.workspace.as_ref().ok_or("no workspace")?.index(..);
@@ -510,6 +529,7 @@ impl<'g> FusedWorkload<'g> {
             Op::LayerNormBackward => {
                 let opts = LayerNormBwdOptions {
                     threads,
+                    blocks,
                     ..Default::default()
                 };
                 let mut ws = set.workspace.as_ref().ok_or("no workspace")?.index(..);
@@ -823,6 +843,36 @@ fn measure_fixed_threads(
     Ok(())
 }
 
+/// With `CUBINS_FUSED_SWEEP_BLOCKS=b,b`: the backward norms at each of those row ranges,
+/// automatic threads (the range rule's evidence).
+fn measure_fixed_blocks(
+    s: &mut Session<'_>,
+    op: Op,
+    (rows, cols): (usize, usize),
+    seed: u64,
+    label: &str,
+    ceiling: Option<&Reference>,
+) -> Result<()> {
+    if !matches!(op, Op::RmsNormBackward | Op::LayerNormBackward) {
+        return Ok(());
+    }
+    let Ok(list) = std::env::var(SWEEP_BLOCKS_ENV) else {
+        return Ok(());
+    };
+    for b in list.split(',').filter(|b| !b.is_empty()) {
+        let b: u32 = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("${SWEEP_BLOCKS_ENV}: `{b}` is not a block count"))?;
+        let geometry = (Threads::Auto, Some(b));
+        let Ok(mut w) = FusedWorkload::with_blocks(s, op, (rows, cols), geometry, seed) else {
+            continue; // a count the op refuses
+        };
+        s.measure(&format!("{label} blocks={b}"), &mut w, ceiling.cloned())?;
+    }
+    Ok(())
+}
+
 fn run(s: &mut Session<'_>) -> Result<()> {
     let ceiling = s.copy_ceiling(1 << 30)?;
     let torch = match TorchTimes::load() {
@@ -932,10 +982,11 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
                 s.measure(&label, &mut w, by_bandwidth.then(|| ceiling.clone()))?;
                 let sets = w.plan.sets;
                 drop(w);
+                let swept = by_bandwidth.then_some(ceiling);
                 if sweep {
-                    let ceiling = by_bandwidth.then_some(ceiling);
-                    measure_fixed_threads(s, op, (rows, cols), seed, &label, ceiling)?;
+                    measure_fixed_threads(s, op, (rows, cols), seed, &label, swept)?;
                 }
+                measure_fixed_blocks(s, op, (rows, cols), seed, &label, swept)?;
                 let bar = by_bandwidth.then_some(MIN_GRID_BANDWIDTH);
                 judge(
                     s,
