@@ -922,6 +922,7 @@ fn run(s: &mut Session<'_>) -> Result<()> {
             if sweep {
                 measure_fixed_threads(s, op, (rows, cols), seed, &label, Some(&ceiling))?;
             }
+            measure_fixed_blocks(s, op, (rows, cols), seed, &label, Some(&ceiling))?;
         }
     }
 
