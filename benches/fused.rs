@@ -314,17 +314,19 @@ fn host_inputs(op: Op, rows: usize, cols: usize, seed: u64) -> Vec<Vec<bf16>> {
 }
 
 impl<'g> FusedWorkload<'g> {
+    /// The op as its plan picks its launch.
     fn new(
         s: &Session<'g>,
         op: Op,
         rows: usize,
         cols: usize,
-        threads: Threads,
         seed: u64,
     ) -> Result<FusedWorkload<'g>> {
-        Self::with_blocks(s, op, (rows, cols), (threads, None), seed)
+        Self::with_blocks(s, op, (rows, cols), (Threads::Auto, None), seed)
     }
 
+    /// The op at fixed threads per row and (the backward norms) row ranges; `Auto` and `None`:
+    /// the plan's.
     fn with_blocks(
         s: &Session<'g>,
         op: Op,
@@ -821,56 +823,73 @@ fn sweep_threads() -> Vec<u32> {
     (5..=10).map(|p| 1u32 << p).collect()
 }
 
-/// With `CUBINS_FUSED_SWEEP=1`: the op at each of [`sweep_threads`] threads per row, after its
-/// automatic reading (the selector's evidence).
-fn measure_fixed_threads(
-    s: &mut Session<'_>,
-    op: Op,
-    (rows, cols): (usize, usize),
-    seed: u64,
-    label: &str,
-    ceiling: Option<&Reference>,
-) -> Result<()> {
-    if !op.has_row_geometry() {
-        return Ok(());
-    }
-    for t in sweep_threads() {
-        let Ok(mut w) = FusedWorkload::new(s, op, rows, cols, Threads::PerRow(t), seed) else {
-            continue; // a geometry the op refuses (beyond its maximum)
-        };
-        s.measure(&format!("{label} threads={t}"), &mut w, ceiling.cloned())?;
-    }
-    Ok(())
+/// The fixed launches timed beside each automatic reading: threads per row
+/// (`CUBINS_FUSED_SWEEP=1`, the selector's evidence) and the backward norms' row ranges
+/// (`CUBINS_FUSED_SWEEP_BLOCKS=b,b`, the range rule's).
+struct Sweep {
+    threads: bool,
+    blocks: Vec<u32>,
 }
 
-/// With `CUBINS_FUSED_SWEEP_BLOCKS=b,b`: the backward norms at each of those row ranges,
-/// automatic threads (the range rule's evidence).
-fn measure_fixed_blocks(
-    s: &mut Session<'_>,
-    op: Op,
-    (rows, cols): (usize, usize),
-    seed: u64,
-    label: &str,
-    ceiling: Option<&Reference>,
-) -> Result<()> {
-    if !matches!(op, Op::RmsNormBackward | Op::LayerNormBackward) {
-        return Ok(());
-    }
-    let Ok(list) = std::env::var(SWEEP_BLOCKS_ENV) else {
-        return Ok(());
-    };
-    for b in list.split(',').filter(|b| !b.is_empty()) {
-        let b: u32 = b
-            .trim()
-            .parse()
-            .map_err(|_| format!("${SWEEP_BLOCKS_ENV}: `{b}` is not a block count"))?;
-        let geometry = (Threads::Auto, Some(b));
-        let Ok(mut w) = FusedWorkload::with_blocks(s, op, (rows, cols), geometry, seed) else {
-            continue; // a count the op refuses
+impl Sweep {
+    fn from_env() -> Result<Sweep> {
+        let blocks = match std::env::var(SWEEP_BLOCKS_ENV) {
+            Ok(list) => list
+                .split(',')
+                .filter(|b| !b.trim().is_empty())
+                .map(|b| {
+                    b.trim()
+                        .parse()
+                        .map_err(|_| format!("${SWEEP_BLOCKS_ENV}: `{b}` is not a block count"))
+                })
+                .collect::<Result<Vec<u32>>>()?,
+            Err(_) => Vec::new(),
         };
-        s.measure(&format!("{label} blocks={b}"), &mut w, ceiling.cloned())?;
+        Ok(Sweep {
+            threads: std::env::var(SWEEP_ENV).is_ok_and(|v| v == "1"),
+            blocks,
+        })
     }
-    Ok(())
+
+    /// The op's fixed launches: (label suffix, threads, row ranges).
+    fn choices(&self, op: Op) -> Vec<(String, (Threads, Option<u32>))> {
+        let mut out = Vec::new();
+        if self.threads && op.has_row_geometry() {
+            out.extend(
+                sweep_threads()
+                    .into_iter()
+                    .map(|t| (format!("threads={t}"), (Threads::PerRow(t), None))),
+            );
+        }
+        if matches!(op, Op::RmsNormBackward | Op::LayerNormBackward) {
+            out.extend(
+                self.blocks
+                    .iter()
+                    .map(|&b| (format!("blocks={b}"), (Threads::Auto, Some(b)))),
+            );
+        }
+        out
+    }
+
+    /// The op at each of its fixed launches, after its automatic reading (a launch the op
+    /// refuses, beyond its maximum, is skipped).
+    fn measure(
+        &self,
+        s: &mut Session<'_>,
+        op: Op,
+        shape: (usize, usize),
+        seed: u64,
+        label: &str,
+        ceiling: Option<&Reference>,
+    ) -> Result<()> {
+        for (suffix, choice) in self.choices(op) {
+            let Ok(mut w) = FusedWorkload::with_blocks(s, op, shape, choice, seed) else {
+                continue;
+            };
+            s.measure(&format!("{label} {suffix}"), &mut w, ceiling.cloned())?;
+        }
+        Ok(())
+    }
 }
 
 fn run(s: &mut Session<'_>) -> Result<()> {
@@ -893,7 +912,7 @@ fn run(s: &mut Session<'_>) -> Result<()> {
         return run_grid(s, &ceiling, torch.as_ref());
     }
     let large: &[(usize, usize)] = if s.options.quick { &LARGE[..2] } else { LARGE };
-    let sweep = std::env::var(SWEEP_ENV).is_ok_and(|v| v == "1");
+    let sweep = Sweep::from_env()?;
 
     for &(rows, cols) in large {
         for op in Op::ALL {
@@ -903,7 +922,7 @@ fn run(s: &mut Session<'_>) -> Result<()> {
                 s.say(format!("{label}: not run, the op refuses the shape: {why}"));
                 continue;
             }
-            let mut w = FusedWorkload::new(s, op, rows, cols, Threads::Auto, seed)?;
+            let mut w = FusedWorkload::new(s, op, rows, cols, seed)?;
             s.measure(&label, &mut w, Some(ceiling.clone()))?;
             let sets = w.plan.sets;
             drop(w);
@@ -919,10 +938,7 @@ fn run(s: &mut Session<'_>) -> Result<()> {
                 sets,
             };
             judge(s, torch.as_ref(), &label, cell, Some(bar))?;
-            if sweep {
-                measure_fixed_threads(s, op, (rows, cols), seed, &label, Some(&ceiling))?;
-            }
-            measure_fixed_blocks(s, op, (rows, cols), seed, &label, Some(&ceiling))?;
+            sweep.measure(s, op, (rows, cols), seed, &label, Some(&ceiling))?;
         }
     }
 
@@ -938,8 +954,7 @@ fn run(s: &mut Session<'_>) -> Result<()> {
     for &cols in decode_cols {
         for &rows in DECODE_ROWS {
             for op in Op::ALL {
-                let mut w =
-                    FusedWorkload::new(s, op, rows, cols, Threads::Auto, 0xDEC0DE ^ rows as u64)?;
+                let mut w = FusedWorkload::new(s, op, rows, cols, 0xDEC0DE ^ rows as u64)?;
                 s.measure(&format!("{} decode {rows}x{cols}", op.name()), &mut w, None)?;
             }
         }
@@ -961,7 +976,7 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
         )
     };
     let ops = grid_ops()?;
-    let sweep = std::env::var(SWEEP_ENV).is_ok_and(|v| v == "1");
+    let sweep = Sweep::from_env()?;
     for rows in rows_list {
         for &cols in &cols_list {
             for &op in &ops {
@@ -973,7 +988,7 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
                 let seed = 0x6E1D ^ (rows as u64) << 20 ^ cols as u64;
                 let bytes = op.bytes(rows, cols);
                 let by_bandwidth = bytes >= GRID_BANDWIDTH_BYTES;
-                let mut w = match FusedWorkload::new(s, op, rows, cols, Threads::Auto, seed) {
+                let mut w = match FusedWorkload::new(s, op, rows, cols, seed) {
                     Ok(w) => w,
                     Err(e) => {
                         s.check(format!("{label} runs"), false, e);
@@ -984,10 +999,7 @@ fn run_grid(s: &mut Session<'_>, ceiling: &Reference, torch: Option<&TorchTimes>
                 let sets = w.plan.sets;
                 drop(w);
                 let swept = by_bandwidth.then_some(ceiling);
-                if sweep {
-                    measure_fixed_threads(s, op, (rows, cols), seed, &label, swept)?;
-                }
-                measure_fixed_blocks(s, op, (rows, cols), seed, &label, swept)?;
+                sweep.measure(s, op, (rows, cols), seed, &label, swept)?;
                 let bar = by_bandwidth.then_some(MIN_GRID_BANDWIDTH);
                 judge(
                     s,

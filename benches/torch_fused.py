@@ -268,7 +268,6 @@ def time_cell(cell, opts, lock):
         sets = [first] + [make_inputs(op, rows, cols, dev, gen)[0] for _ in range(rotation_sets(moved, opts) - 1)]
         r = time_windows(fn, sets, opts)
         del sets, first
-    torch.cuda.empty_cache()
     r.update(op=op, mode=mode, dtype="bf16", rows=rows, cols=cols, bytes=moved, compile_s=compile_s)
     r["gbps_at_median"] = moved / r["median_us"] / 1e3
     if op.startswith("rope_neox_hd"):
@@ -379,8 +378,8 @@ def worker(args):
                 op, rows, cols, mode = cell
                 r = {"op": op, "rows": rows, "cols": cols, "mode": mode, "error": f"{type(e).__name__}: {e}"[:400]}
             finally:
-                # A failed cell's frames (and a graph's private pool) hold its tensors until
-                # collected: free them before the next cell allocates.
+                # Every cell's tensors freed before the next allocates (a failed cell's frames,
+                # and a graph's private pool, hold them until collected).
                 gc.collect()
                 torch.cuda.empty_cache()
             f.write(json.dumps(r) + "\n")

@@ -23,8 +23,9 @@
 //! ```
 
 use super::norm::{
-    acc_smem_bytes, bwd_geometry, check_buffers, check_bwd_buffers, check_eps, colsum_launch,
-    range_config, ranges, split_rows, sums_words, whole_row_words, within_bound, Extent, Residual,
+    acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers, check_eps,
+    colsum_launch, range_config, ranges, split_rows, sums_words, whole_row_words, within_bound,
+    Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
@@ -268,17 +269,9 @@ impl LayerNormBwdPlan {
 
     /// The geometry in words, for the launch record (and so the STAMP line).
     pub fn describe<T>(&self) -> String {
-        let words = whole_row_words::<T>(
-            &self.geometry,
-            &self.kernel,
-            self.cols,
-            self.rows_per_block,
-            if bwd_streams(&self.kernel) {
-                "streamed"
-            } else {
-                "elementwise"
-            },
-        );
+        let streams = bwd_streams(&self.kernel);
+        let walk = bwd_walk_word::<T>(&self.geometry, &self.kernel, self.cols, streams);
+        let words = whole_row_words(&self.geometry, self.rows_per_block, walk);
         let prefetch = if self.alone_on_sm { "next_row" } else { "none" };
         format!("{words} prefetch={prefetch} {}", sums_words(self.blocks))
     }

@@ -210,20 +210,25 @@ pub(crate) fn split_rows(rows: usize, rows_per_group: u32, ranges: usize) -> (u3
     (rows_per_range as u32, rows.div_ceil(rows_per_range) as u32)
 }
 
-/// A whole-row backward's geometry in words, for the launch record: `walk` as the kernel's
-/// build walks an aligned row too long for a resident tile (`streamed`, or `elementwise` for
-/// a build without the streamed walk).
-pub(crate) fn whole_row_words<T>(
+/// A whole-row backward's walk of a 16-byte aligned row, in words: `resident`, or past a
+/// resident tile `streamed` where the loaded kernel's build streams such rows (`streams`),
+/// else `elementwise`.
+pub(crate) fn bwd_walk_word<T>(
     geometry: &RowGeometry,
     kernel: &RowKernel,
     cols: usize,
-    rows_per_range: u32,
-    long_rows: &'static str,
-) -> String {
-    let walk = match geometry.walk::<T>(kernel, cols) {
+    streams: bool,
+) -> &'static str {
+    match geometry.walk::<T>(kernel, cols) {
         Walk::Resident => "resident",
-        Walk::Streamed => long_rows,
-    };
+        Walk::Streamed if streams => "streamed",
+        Walk::Streamed => "elementwise",
+    }
+}
+
+/// A whole-row backward's geometry in words, for the launch record (`walk`:
+/// [`bwd_walk_word`]).
+pub(crate) fn whole_row_words(geometry: &RowGeometry, rows_per_range: u32, walk: &str) -> String {
     format!(
         "threads_per_row={} rows_per_block={} rows_per_grid_block={} walk={walk}",
         geometry.threads_per_row, geometry.rows_per_block, rows_per_range

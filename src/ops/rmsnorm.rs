@@ -28,9 +28,9 @@
 //! ```
 
 use super::norm::{
-    acc_bytes, acc_smem_bytes, bwd_geometry, check_buffers, check_bwd_buffers, check_eps,
-    colsum_launch, range_config, ranges, split_rows, sums_words, whole_row_words, within_bound,
-    Extent, Residual,
+    acc_bytes, acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers,
+    check_eps, colsum_launch, range_config, ranges, split_rows, sums_words, whole_row_words,
+    within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, chunk_elems, RowGeometry, RowKernel, Walk};
@@ -309,11 +309,8 @@ impl RmsNormBwdPlan {
         if self.entry == BwdEntry::ClusterHalves {
             return "cluster2";
         }
-        match self.geometry.walk::<T>(&self.kernel, self.cols) {
-            Walk::Resident => "resident",
-            Walk::Streamed if bwd_streams(&self.kernel) => "streamed",
-            Walk::Streamed => "elementwise",
-        }
+        let streams = bwd_streams(&self.kernel);
+        bwd_walk_word::<T>(&self.geometry, &self.kernel, self.cols, streams)
     }
 
     /// The main kernel's launch: `ctas_per_row` CTAs per row range.
@@ -325,17 +322,9 @@ impl RmsNormBwdPlan {
     /// The geometry in words, for the launch record (and so the STAMP line).
     pub fn describe<T>(&self) -> String {
         let words = match self.entry {
-            BwdEntry::WholeRow => whole_row_words::<T>(
-                &self.geometry,
-                &self.kernel,
-                self.cols,
-                self.rows_per_block,
-                if bwd_streams(&self.kernel) {
-                    "streamed"
-                } else {
-                    "elementwise"
-                },
-            ),
+            BwdEntry::WholeRow => {
+                whole_row_words(&self.geometry, self.rows_per_block, self.walk::<T>())
+            }
             BwdEntry::ClusterHalves => format!(
                 "threads_per_cta={} ctas_per_row={} rows_per_cluster={} walk={}",
                 self.geometry.threads_per_row,
