@@ -29,8 +29,8 @@
 
 use super::norm::{
     acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers,
-    check_cluster_grid, check_eps, cluster_words, colsum_launch, range_config, ranges, split_rows,
-    sums_words, whole_row_words, within_bound, Extent, Residual,
+    check_cluster_grid, check_eps, cluster_words, colsum_launch, dynamic_smem_limit, range_config,
+    ranges, split_rows, sums_words, whole_row_words, within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
@@ -363,11 +363,7 @@ pub fn layernorm_backward_plan<T: Dtype>(
         SUMS,
     )?;
     let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block, SUMS)?;
-    let max_dynamic_smem = gpu
-        .device()
-        .limits
-        .max_smem_per_block_optin
-        .saturating_sub(limits.static_smem_bytes);
+    let max_dynamic_smem = dynamic_smem_limit(gpu, limits.static_smem_bytes);
     let cluster = match cluster_geometry::<T>(opts.threads, whole_smem, max_dynamic_smem, cols) {
         Some(g) if runs_clusters(&gpu.route(name)?) => Some(g),
         _ => None,
@@ -465,9 +461,13 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
         Some(_) => (ws.view.ptr, DevicePtr::null(), DevicePtr::null()),
         None => (DevicePtr::null(), dw.ptr, db.ptr),
     };
+    if plan.entry == BwdEntry::ClusterHalves {
+        check_cluster_grid(main.kernel, &main.config)?;
+    }
     let (x, w, dy, dx) = (x.ptr, w.ptr, dy.ptr, dx.ptr);
-    let (outputs, rows_per_range) = ((dw_itself, db_itself), plan.rows_per_block);
     let sums_args = (partial, dw.ptr, db.ptr, plan.blocks, c);
+    // The rows' launch writes dw and db itself only where it is one range.
+    let (dw, db, rows_per_range) = (dw_itself, db_itself, plan.rows_per_block);
     // SAFETY: lengths cover the shape and the plan's workspace (16-byte aligned, as the
     // float4 stores need) where it has one; the outputs overlap no other buffer; a cluster
     // launch is whole clusters (and plain: the cluster kernel does not wait on the grid
@@ -477,7 +477,6 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
         let rows = match plan.entry {
             BwdEntry::WholeRow => {
                 let alone = u32::from(plan.alone_on_sm);
-                let (dw, db) = outputs;
                 let args = (
                     x,
                     w,
@@ -495,8 +494,6 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
                 main.launch_after_previous(&gpu.kernel::<LayernormBwd<T>>()?, stream, args)?
             }
             BwdEntry::ClusterHalves => {
-                check_cluster_grid(main.kernel, &main.config)?;
-                let (dw, db) = outputs;
                 let args = (
                     x,
                     w,

@@ -206,6 +206,11 @@ pub(crate) fn one_block_geometry<T>(
         .find(|g| g.threads() <= kernel.max_threads && g.walk::<T>(kernel, cols) == Walk::Resident)
 }
 
+/// Dynamic shared memory a block of a kernel with `static_smem_bytes` may take on this GPU.
+pub(crate) fn dynamic_smem_limit(gpu: &Gpu, static_smem_bytes: u32) -> u32 {
+    gpu.device().limits.max_smem_per_block_optin - static_smem_bytes
+}
+
 /// A backward's row geometry on this GPU: [`one_block_geometry`] where it applies (the
 /// kernel's `static_smem_bytes` taken from the GPU's shared memory per block), else
 /// [`RowGeometry::select_for`]'s.
@@ -218,7 +223,7 @@ pub(crate) fn bwd_geometry<T>(
     sums: u32,
 ) -> Result<RowGeometry, Error> {
     let device = gpu.device();
-    let max_dynamic_smem = device.limits.max_smem_per_block_optin - static_smem_bytes;
+    let max_dynamic_smem = dynamic_smem_limit(gpu, static_smem_bytes);
     let choice = (threads, blocks);
     match one_block_geometry::<T>(kernel, (rows, cols), choice, sums, max_dynamic_smem) {
         Some(g) => Ok(g),
