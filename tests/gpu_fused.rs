@@ -1136,6 +1136,12 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
         let c = layernorm::layernorm_backward_case::<T>(gpu, long, ALIGNED, Some(2))
             .expect("the long rows' accumulators fit shared memory");
         out.push((key(&c, &format!("{}x{}", long.0, long.1)), c.digest()));
+        // LayerNorm backward rows past a block's shared memory: cluster halves where the
+        // route runs them (refused elsewhere: no digest).
+        let widest = (3, 32768);
+        if let Some(c) = layernorm::layernorm_backward_case::<T>(gpu, widest, ALIGNED, Some(2)) {
+            out.push((key(&c, &format!("{}x{}", widest.0, widest.1)), c.digest()));
+        }
         // Few long rows, which sm_90 cubins split over an 8-CTA cluster in the forward norms.
         for (op, c) in forward_norm_cases::<T>(gpu, wide, ALIGNED) {
             if op != "rmsnorm_residual into" {

@@ -10,10 +10,64 @@ use crate::runtime::{ArtifactKind, Route};
 use crate::runtime::{BufferArg, DevicePtr, DeviceView, Error, Gpu, LaunchConfig, LaunchError};
 
 /// Whether a route runs the cluster kernels (the forward norms' `*_cluster` entry points,
-/// `rmsnorm_bwd_cluster`): an sm_90 or sm_90a cubin, the only builds with their bodies (tuned
+/// `rmsnorm_bwd_cluster`, `layernorm_bwd_cluster`): an sm_90 or sm_90a cubin, the only builds with their bodies (tuned
 /// to sm_90's budgets). The PTX JIT and every other cubin carry stubs that trap.
 pub fn runs_clusters(route: &Route) -> bool {
     route.kind == ArtifactKind::Cubin && route.code_cc == 90
+}
+
+/// Which backward kernel a plan launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BwdEntry {
+    /// `*_bwd`: a block takes whole rows.
+    WholeRow,
+    /// `*_bwd_cluster`: the [`CLUSTER_CTAS`] CTAs of a cluster share each row, one column half
+    /// each, and exchange their row sums through distributed shared memory
+    /// (`cuda/include/cubins/cluster_half.cuh`).
+    ClusterHalves,
+}
+
+impl BwdEntry {
+    /// CTAs that share each row.
+    pub fn ctas_per_row(self) -> u32 {
+        match self {
+            BwdEntry::WholeRow => 1,
+            BwdEntry::ClusterHalves => CLUSTER_CTAS,
+        }
+    }
+}
+
+/// CTAs per cluster of the backward cluster kernels (their `__cluster_dims__`), one column
+/// half of a row each.
+pub const CLUSTER_CTAS: u32 = 2;
+
+/// Columns of a row's first half (cluster_half.cuh `ClusterHalf::half_cols`): the first
+/// ceil(chunks / 2) whole 16-byte chunks. The second half, the rest, is no wider.
+pub fn half_cols<T>(cols: usize) -> usize {
+    let vec = chunk_elems::<T>() as usize;
+    (cols / vec).div_ceil(2) * vec
+}
+
+/// A launch of a cluster kernel must be whole clusters: a plain `cuLaunchKernel` takes the
+/// cluster shape from the cubin and fails on a grid that is not a multiple of it.
+pub fn check_cluster_grid(kernel: &'static str, config: &LaunchConfig) -> Result<(), Error> {
+    if config.grid[0] % CLUSTER_CTAS == 0 {
+        return Ok(());
+    }
+    Err(LaunchError::Geometry {
+        kernel,
+        requirement: "whole clusters of 2 CTAs (an even grid.x)",
+        config: *config,
+    }
+    .into())
+}
+
+/// A cluster backward's geometry words for its launch record (and so the STAMP line).
+pub(crate) fn cluster_words(geometry: &RowGeometry, rows_per_cluster: u32, walk: &str) -> String {
+    format!(
+        "threads_per_cta={} ctas_per_row={CLUSTER_CTAS} rows_per_cluster={rows_per_cluster} walk={walk}",
+        geometry.threads_per_row,
+    )
 }
 
 /// The partial-row sum kernel (`sum_partial_rows`): 512 threads, 128 columns per block.
@@ -152,6 +206,11 @@ pub(crate) fn one_block_geometry<T>(
         .find(|g| g.threads() <= kernel.max_threads && g.walk::<T>(kernel, cols) == Walk::Resident)
 }
 
+/// Dynamic shared memory a block of a kernel with `static_smem_bytes` may take on this GPU.
+pub(crate) fn dynamic_smem_limit(gpu: &Gpu, static_smem_bytes: u32) -> u32 {
+    gpu.device().limits.max_smem_per_block_optin - static_smem_bytes
+}
+
 /// A backward's row geometry on this GPU: [`one_block_geometry`] where it applies (the
 /// kernel's `static_smem_bytes` taken from the GPU's shared memory per block), else
 /// [`RowGeometry::select_for`]'s.
@@ -164,7 +223,7 @@ pub(crate) fn bwd_geometry<T>(
     sums: u32,
 ) -> Result<RowGeometry, Error> {
     let device = gpu.device();
-    let max_dynamic_smem = device.limits.max_smem_per_block_optin - static_smem_bytes;
+    let max_dynamic_smem = dynamic_smem_limit(gpu, static_smem_bytes);
     let choice = (threads, blocks);
     match one_block_geometry::<T>(kernel, (rows, cols), choice, sums, max_dynamic_smem) {
         Some(g) => Ok(g),

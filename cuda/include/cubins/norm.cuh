@@ -416,7 +416,8 @@ __device__ __forceinline__ void bwd_prefetch_next(const RowPlan<T>& p, const Row
   p.template prefetch_row_l2<kTileChunks>(a.dy + next);
 }
 
-// How a block covers its rows. WholeRows: every column of its row groups (any arch).
+// How a block covers its rows. WholeRows: every column of its row groups (any arch);
+// cluster_half.cuh's ClusterHalf: a column half of each row, with the cluster's other CTA.
 // kStreams: the build streams rows past a resident tile; kPrefetch: its blocks may hold an
 // SM alone, and prefetch their next row.
 template <bool kStreamsRows, bool kPrefetchRows>
@@ -433,9 +434,9 @@ struct WholeRows {
   __device__ __forceinline__ void finish() const {}
   // As row step s sees it (a cluster span's exchange slot).
   __device__ __forceinline__ WholeRows step(int) const { return *this; }
-  // The row's sums from the block's.
+  // The row's sums of a round (of its statistics' reductions) from the block's.
   template <class V>
-  __device__ __forceinline__ V combine(V sums) const {
+  __device__ __forceinline__ V combine(V sums, int = 0) const {
     return sums;
   }
 };
