@@ -24,8 +24,8 @@
 
 use super::norm::{
     acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers, check_eps,
-    colsum_launch, range_config, ranges, split_rows, sums_words, whole_row_words, within_bound,
-    Extent, Residual,
+    colsum_launch, dynamic_smem_limit, packed_geometry, range_config, ranges, split_rows,
+    sums_words, whole_row_words, within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
@@ -306,14 +306,21 @@ pub fn layernorm_backward_plan<T: Dtype>(
     let limits = function.limits();
     let kernel = within_bound(&BWD, limits.max_threads_per_block);
     let choice = (opts.threads, opts.blocks);
-    let geometry = bwd_geometry::<T>(
-        gpu,
+    let geometry = packed_geometry::<T>(
+        bwd_geometry::<T>(
+            gpu,
+            &kernel,
+            limits.static_smem_bytes,
+            (rows, cols),
+            choice,
+            SUMS,
+        )?,
         &kernel,
-        limits.static_smem_bytes,
         (rows, cols),
         choice,
-        SUMS,
-    )?;
+        (SUMS, dynamic_smem_limit(gpu, limits.static_smem_bytes)),
+        gpu.device().sm_count,
+    );
     let smem_bytes = acc_smem_bytes::<T>(name, cols, geometry.rows_per_block, SUMS)?;
     // Asked even for a fixed block count: it decides the prefetch (which moves no bits).
     let per_sm = function.max_active_blocks_per_sm(geometry.threads(), smem_bytes)?;
