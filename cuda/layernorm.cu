@@ -216,7 +216,7 @@ __device__ __forceinline__ void layernorm_bwd(const T* __restrict__ x, const T* 
                                      ColSums<T, 2>::at(acc, span_cols),
                                      eps,
                                      inv_n,
-                                     scratch,
+                                     row_group_scratch(scratch),
                                      alone_on_sm && has_next};
                    const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
                    if (vec && p.tiles(kBwdChunks) <= 1) {

@@ -216,7 +216,7 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __
   bwd_rows<T, 1>(span, ColSumOut<T, 1>{partial, {dw}}, rows, cols, rows_per_block,
                  [&](const RowPlan<T>& p, int64_t offset, float* acc, const Span& row_span, bool has_next) {
                    const BwdRow<T> a{x + offset,           w + first_col, dy + offset, dx + offset,
-                                     ColSums<T, 1>::at(acc, span_cols), eps, inv_n,         scratch,
+                                     ColSums<T, 1>::at(acc, span_cols), eps, inv_n, row_group_scratch(scratch),
                                      alone_on_sm && has_next};
                    const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
                    if (vec && p.tiles(kBwdChunks) <= 1) {

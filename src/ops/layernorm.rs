@@ -29,8 +29,9 @@
 
 use super::norm::{
     acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers,
-    check_cluster_grid, check_eps, cluster_words, colsum_launch, dynamic_smem_limit, range_config,
-    ranges, split_rows, sums_words, whole_row_words, within_bound, Extent, Residual,
+    check_cluster_grid, check_eps, cluster_words, colsum_launch, dynamic_smem_limit,
+    packed_geometry, range_config, ranges, split_rows, sums_words, whole_row_words, within_bound,
+    Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
@@ -354,16 +355,23 @@ pub fn layernorm_backward_plan<T: Dtype>(
     let limits = function.limits();
     let whole_kernel = within_bound(&BWD, limits.max_threads_per_block);
     let choice = (opts.threads, opts.blocks);
-    let whole = bwd_geometry::<T>(
-        gpu,
+    let max_dynamic_smem = dynamic_smem_limit(gpu, limits.static_smem_bytes);
+    let whole = packed_geometry::<T>(
+        bwd_geometry::<T>(
+            gpu,
+            &whole_kernel,
+            limits.static_smem_bytes,
+            (rows, cols),
+            choice,
+            SUMS,
+        )?,
         &whole_kernel,
-        limits.static_smem_bytes,
         (rows, cols),
         choice,
-        SUMS,
-    )?;
+        (SUMS, max_dynamic_smem),
+        gpu.device().sm_count,
+    );
     let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block, SUMS)?;
-    let max_dynamic_smem = dynamic_smem_limit(gpu, limits.static_smem_bytes);
     let cluster = match cluster_geometry::<T>(opts.threads, whole_smem, max_dynamic_smem, cols) {
         Some(g) if runs_clusters(&gpu.route(name)?) => Some(g),
         _ => None,

@@ -241,6 +241,40 @@ pub(crate) fn bwd_geometry<T>(
 /// more rows would spread over more SMs.
 pub(crate) const ONE_BLOCK_ROWS: usize = 16;
 
+/// The whole-row backward's geometry with its row groups packed where the rows outnumber the
+/// SMs: about `rows / sms` row groups a block (at least `geometry`'s, within the kernel's
+/// threads and the `sums` accumulators within `max_dynamic_smem` bytes), so a wave of
+/// blocks takes every row in a step or two. Every block (row range) writes a partial row per
+/// column sum, which the second launch reads back: a block of one row group a row (1024 x
+/// 768 took 1024 ranges) moved as many partial-row bytes as the rows themselves, and the sums'
+/// launch (6 blocks at 768 columns) added 1024 partial rows a column. Automatic threads and
+/// ranges only: fixed counts keep their geometry (and so their bits).
+pub(crate) fn packed_geometry<T>(
+    geometry: RowGeometry,
+    kernel: &RowKernel,
+    (rows, cols): (usize, usize),
+    (threads, blocks): (Threads, Option<u32>),
+    (sums, max_dynamic_smem): (u32, u32),
+    sms: u32,
+) -> RowGeometry {
+    let auto = threads == Threads::Auto && blocks.is_none();
+    let sms = sms.max(1) as usize;
+    if !auto || rows <= sms {
+        return geometry;
+    }
+    let by_threads = kernel.max_threads / geometry.threads_per_row;
+    let group_smem = acc_bytes::<T>(cols) * u64::from(sums);
+    let by_smem = (u64::from(max_dynamic_smem) / group_smem.max(1)).min(u64::from(u32::MAX)) as u32;
+    let wanted = rows.div_ceil(sms).min(u32::MAX as usize) as u32;
+    RowGeometry {
+        rows_per_block: wanted
+            .min(by_threads)
+            .min(by_smem)
+            .max(geometry.rows_per_block),
+        ..geometry
+    }
+}
+
 /// Row ranges of a backward launch: `blocks`, or by default one wave of them: `per_sm()`
 /// resident blocks on each SM (asked only then), over the CTAs that share a row range.
 pub(crate) fn ranges(
@@ -418,6 +452,45 @@ mod tests {
             crate::ops::rows::SPREAD_CHUNKS,
             u64::from(cu_constant(norm, "kShortChunks"))
         );
+    }
+
+    #[test]
+    fn many_rows_pack_row_groups_within_threads_and_shared_memory() {
+        let rms = crate::ops::rmsnorm::BWD;
+        let ln = crate::ops::layernorm::BWD;
+        let at = |threads_per_row| RowGeometry {
+            threads_per_row,
+            rows_per_block: 1,
+        };
+        let auto = (Threads::Auto, None);
+        let h100_smem = 227 * 1024;
+        let pack = |kernel: &RowKernel, g, shape, choice, sums| {
+            packed_geometry::<Bf16>(g, kernel, shape, choice, (sums, h100_smem), 132).rows_per_block
+        };
+        // 1024 x 768 on 132 SMs: ceil(1024 / 132) = 8 row groups a block, 128 blocks.
+        assert_eq!(pack(&rms, at(64), (1024, 768), auto, 1), 8);
+        // Many rows: as many as the kernel's threads take (1024 / 64).
+        assert_eq!(pack(&rms, at(64), (32768, 768), auto, 1), 16);
+        // LayerNorm at 8192 columns: 512 threads / 256 a row; shared memory would take 3.
+        assert_eq!(pack(&ln, at(256), (4000, 8192), auto, 2), 2);
+        // 14336 columns: two accumulators of a row group take 115 KB, one fits.
+        assert_eq!(pack(&ln, at(448), (4000, 14336), auto, 2), 1);
+        // No more rows than SMs, or fixed counts: as selected.
+        assert_eq!(pack(&rms, at(64), (132, 768), auto, 1), 1);
+        assert_eq!(
+            pack(&rms, at(64), (1024, 768), (Threads::PerRow(64), None), 1),
+            1
+        );
+        assert_eq!(
+            pack(&rms, at(64), (1024, 768), (Threads::Auto, Some(8)), 1),
+            1
+        );
+        // Never fewer row groups than the selector's.
+        let shared = RowGeometry {
+            threads_per_row: 16,
+            rows_per_block: 8,
+        };
+        assert_eq!(pack(&rms, shared, (200, 64), auto, 1), 8);
     }
 
     #[test]

@@ -29,8 +29,8 @@
 
 use super::norm::{
     acc_bytes, acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers,
-    check_eps, cluster_words, colsum_launch, range_config, ranges, split_rows, sums_words,
-    whole_row_words, within_bound, Extent, Residual,
+    check_eps, cluster_words, colsum_launch, dynamic_smem_limit, packed_geometry, range_config,
+    ranges, split_rows, sums_words, whole_row_words, within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
@@ -390,7 +390,20 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
             let smem = acc_smem_bytes::<T>(name, half_cols::<T>(cols), g.rows_per_block, 1)?;
             (BwdEntry::ClusterHalves, g, BWD_CLUSTER, smem)
         }
-        None => (BwdEntry::WholeRow, whole, kernel, whole_smem),
+        None => {
+            // Packed after the cluster choice, which asks whether one row group a block
+            // would hold its SM alone.
+            let packed = packed_geometry::<T>(
+                whole,
+                &kernel,
+                (rows, cols),
+                choice,
+                (1, dynamic_smem_limit(gpu, limits.static_smem_bytes)),
+                gpu.device().sm_count,
+            );
+            let smem = acc_smem_bytes::<T>(name, cols, packed.rows_per_block, 1)?;
+            (BwdEntry::WholeRow, packed, kernel, smem)
+        }
     };
     let ranges = ranges(gpu, name, opts.blocks, entry.ctas_per_row(), || {
         resident_blocks::<T>(gpu, entry, geometry.threads(), smem_bytes)

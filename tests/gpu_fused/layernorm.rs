@@ -11,7 +11,7 @@ use crate::common::reference;
 use crate::guarded::Guarded;
 use crate::{
     check_repeat_and_graph, for_each_case, gpu_common, out, refused, seed, sync, GpuElem, Layout,
-    Outcome, Output, ALIGNED,
+    Outcome, Output, ALIGNED, PACKED_SHAPES,
 };
 use cubins::ops::layernorm::{
     bwd_streams, half_cols, layernorm, layernorm_backward, layernorm_backward_plan,
@@ -241,7 +241,7 @@ fn parity_backward<T: GpuElem>(gpu: &Gpu) {
         }
     };
     for_each_case(&mut check);
-    for &shape in BACKWARD_SHAPES {
+    for &shape in BACKWARD_SHAPES.iter().chain(PACKED_SHAPES) {
         check(shape, ALIGNED);
     }
 }
@@ -318,12 +318,19 @@ fn layernorm_takes_the_planned_walks() {
         assert_eq!(resident, words.contains("walk=resident"), "{words}");
         assert_eq!(!resident, words.contains(long_walk), "{words}");
     }
-    // 4096 columns: 128 threads and 32.8 KB of accumulators; several blocks share an SM.
-    assert!(
-        !layernorm_backward_plan::<Bf16>(&gpu, 8192, 4096, &opts)
-            .unwrap()
-            .alone_on_sm
-    );
+    // 4096 columns at fixed ranges (row groups as selected): 128 threads and 32.8 KB of
+    // accumulators a block; several blocks share an SM.
+    let fixed = LayerNormBwdOptions {
+        blocks: Some(264),
+        ..opts
+    };
+    let shared = layernorm_backward_plan::<Bf16>(&gpu, 8192, 4096, &fixed).unwrap();
+    assert_eq!(shared.geometry.rows_per_block, 1, "{shared:?}");
+    assert!(!shared.alone_on_sm, "{shared:?}");
+    // Automatic: the rows outnumber the SMs, so a block packs row groups (and holds its SM).
+    let packed = layernorm_backward_plan::<Bf16>(&gpu, 8192, 4096, &opts).unwrap();
+    println!("8192x4096: {}", packed.describe::<Bf16>());
+    assert!(packed.geometry.rows_per_block > 1, "{packed:?}");
 }
 
 /// The plan (blocks, so the workspace size and the dw and db bits) must not depend on

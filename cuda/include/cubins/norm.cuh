@@ -460,7 +460,9 @@ __device__ __forceinline__ void bwd_rows(const Span& span, const ColSumOut<T, kA
   float* acc_all = reinterpret_cast<float*>(acc_smem);
   const int block_threads = blockDim.x * blockDim.y;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  // acc_floats is a multiple of kVec, so of 4: zeroed a float4 at a time.
+  // acc_floats is a multiple of kVec, so of 4: zeroed a float4 at a time. Not unrolled: a
+  // few iterations a thread, where unrolling computes the trip count with a division.
+#pragma unroll 1
   for (int i = tid; i < kAccs * acc_floats * static_cast<int>(blockDim.y) / 4; i += block_threads) {
     acc_smem[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   }
