@@ -241,14 +241,22 @@ pub(crate) fn bwd_geometry<T>(
 /// more rows would spread over more SMs.
 pub(crate) const ONE_BLOCK_ROWS: usize = 16;
 
+/// The widest row group [`packed_geometry`] packs: two warps. Row groups that span warps
+/// reduce with block-wide barriers, so a block's packed groups step through each reduction
+/// together; past two warps that lockstep cost more than the partial rows it saves (H100,
+/// run124: RMSNorm 16384 x 8192, four 256-thread groups a block, 0.87x the unpacked plan;
+/// 4000 x 8192 and 1024 x 14336 0.96x), where groups of 32-64 threads took 1.06-1.85x.
+pub(crate) const PACKED_MAX_ROW_THREADS: u32 = 64;
+
 /// The whole-row backward's geometry with its row groups packed where the rows outnumber the
-/// SMs: about `rows / sms` row groups a block (at least `geometry`'s, within the kernel's
-/// threads and the `sums` accumulators within `max_dynamic_smem` bytes), so a wave of
-/// blocks takes every row in a step or two. Every block (row range) writes a partial row per
-/// column sum, which the second launch reads back: a block of one row group a row (1024 x
-/// 768 took 1024 ranges) moved as many partial-row bytes as the rows themselves, and the sums'
-/// launch (6 blocks at 768 columns) added 1024 partial rows a column. Automatic threads and
-/// ranges only: fixed counts keep their geometry (and so their bits).
+/// SMs and a group is at most [`PACKED_MAX_ROW_THREADS`] wide: about `rows / sms` row groups
+/// a block (at least `geometry`'s, within the kernel's threads and the `sums` accumulators
+/// within `max_dynamic_smem` bytes), so a wave of blocks takes every row in a step or two.
+/// Every block (row range) writes a partial row per column sum, which the second launch
+/// reads back: a block of one row group a row (1024 x 768 took 1024 ranges) moved as many
+/// partial-row bytes as the rows themselves, and the sums' launch (6 blocks at 768 columns)
+/// added 1024 partial rows a column. Automatic threads and ranges only: fixed counts keep
+/// their geometry (and so their bits).
 pub(crate) fn packed_geometry<T>(
     geometry: RowGeometry,
     kernel: &RowKernel,
@@ -259,7 +267,7 @@ pub(crate) fn packed_geometry<T>(
 ) -> RowGeometry {
     let auto = threads == Threads::Auto && blocks.is_none();
     let sms = sms.max(1) as usize;
-    if !auto || rows <= sms {
+    if !auto || rows <= sms || geometry.threads_per_row > PACKED_MAX_ROW_THREADS {
         return geometry;
     }
     let by_threads = kernel.max_threads / geometry.threads_per_row;
@@ -471,9 +479,17 @@ mod tests {
         assert_eq!(pack(&rms, at(64), (1024, 768), auto, 1), 8);
         // Many rows: as many as the kernel's threads take (1024 / 64).
         assert_eq!(pack(&rms, at(64), (32768, 768), auto, 1), 16);
-        // LayerNorm at 8192 columns: 512 threads / 256 a row; shared memory would take 3.
-        assert_eq!(pack(&ln, at(256), (4000, 8192), auto, 2), 2);
-        // 14336 columns: two accumulators of a row group take 115 KB, one fits.
+        // LayerNorm at 2048 columns: 512 threads / 64 a row.
+        assert_eq!(pack(&ln, at(64), (16384, 2048), auto, 2), 8);
+        // Shared memory bounds it: f32 rows of 8192 columns in 16 threads (sums of 64 KB a
+        // row group): 3 within 227 KB.
+        assert_eq!(
+            packed_geometry::<f32>(at(16), &rms, (16384, 8192), auto, (2, h100_smem), 132)
+                .rows_per_block,
+            3
+        );
+        // Row groups wider than two warps are not packed (their barriers are the block's).
+        assert_eq!(pack(&rms, at(256), (16384, 8192), auto, 1), 1);
         assert_eq!(pack(&ln, at(448), (4000, 14336), auto, 2), 1);
         // No more rows than SMs, or fixed counts: as selected.
         assert_eq!(pack(&rms, at(64), (132, 768), auto, 1), 1);
