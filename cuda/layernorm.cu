@@ -255,6 +255,7 @@ __device__ __forceinline__ void layernorm_bwd_cluster(const T* __restrict__ x, c
       layernorm_fwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,             \
                              T* __restrict__ y, uint32_t rows, uint32_t cols, float eps) {                          \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     norm_fwd<T, LayerScale, false, kFwdChunks>(x, nullptr, nullptr, w, b, y, rows, cols, eps);                     \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                         \
@@ -262,6 +263,7 @@ __device__ __forceinline__ void layernorm_bwd_cluster(const T* __restrict__ x, c
                                       const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,          \
                                       uint32_t rows, uint32_t cols, float eps) {                                    \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     norm_fwd<T, LayerScale, true, kResidualChunks>(x, residual_in, residual_out, w, b, y, rows, cols, eps);         \
   }                                                                                                                 \
   extern "C" __global__ void CUBINS_CLUSTER_DIMS(kFwdClusterCtas) __launch_bounds__(kMaxThreads)                     \
@@ -281,6 +283,7 @@ __device__ __forceinline__ void layernorm_bwd_cluster(const T* __restrict__ x, c
                              T* __restrict__ db, uint32_t rows, uint32_t cols, uint32_t rows_per_block, float eps,  \
                              uint32_t alone_on_sm) {                                                                \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     layernorm_bwd<T, WholeRow>(x, w, dy, dx, partial, dw, db, rows, cols, rows_per_block, eps, alone_on_sm != 0);   \
   }                                                                                                                 \
   extern "C" __global__ void CUBINS_CLUSTER_DIMS(kClusterCtas) __launch_bounds__(kBwdMaxThreads)                    \
@@ -294,6 +297,7 @@ __device__ __forceinline__ void layernorm_bwd_cluster(const T* __restrict__ x, c
       layernorm_dweight_##SUFFIX(const float* __restrict__ partial, T* __restrict__ dw, T* __restrict__ db,         \
                                  uint32_t blocks, uint32_t cols) {                                                  \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     sum_partial_rows<T, 2>(partial, dw, db, blocks, cols);                                                              \
   }
 

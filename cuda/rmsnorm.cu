@@ -252,6 +252,7 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
       rmsnorm_fwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, uint32_t rows,      \
                            uint32_t cols, float eps) {                                                              \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     rmsnorm_fwd<T, false>(x, nullptr, nullptr, w, y, rows, cols, eps);                                              \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                         \
@@ -259,6 +260,7 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
                                     const T* __restrict__ w, T* __restrict__ y, uint32_t rows, uint32_t cols,       \
                                     float eps) {                                                                    \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     rmsnorm_fwd<T, true>(x, residual_in, residual_out, w, y, rows, cols, eps);                                      \
   }                                                                                                                 \
   extern "C" __global__ void CUBINS_CLUSTER_DIMS(kFwdClusterCtas) __launch_bounds__(kMaxThreads)                     \
@@ -277,6 +279,7 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
                            T* __restrict__ dx, float* __restrict__ partial, T* __restrict__ dw, uint32_t rows,      \
                            uint32_t cols, uint32_t rows_per_block, float eps) {                                     \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     rmsnorm_bwd<T, WholeRow>(x, w, dy, dx, partial, dw, rows, cols, rows_per_block, eps);                           \
   }                                                                                                                 \
   extern "C" __global__ void CUBINS_CLUSTER_DIMS(kClusterCtas) __launch_bounds__(kClusterThreads, kClusterCtasPerSm) \
@@ -289,6 +292,7 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
       rmsnorm_dweight_##SUFFIX(const float* __restrict__ partial, T* __restrict__ dw, uint32_t blocks,              \
                                uint32_t cols) {                                                                     \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     sum_partial_rows<T, 1>(partial, dw, nullptr, blocks, cols);                                                        \
   }
 
