@@ -109,7 +109,9 @@ pub fn swiglu<T: Dtype, S: StreamHandle>(
     // A block per FLAT_THREADS chunks, a chunk a thread (the grid's 2^31 - 1 blocks cover
     // 2^42 elements; beyond, the kernel loops).
     let chunks = (n as u64).div_ceil(u64::from(super::rows::chunk_elems::<T>()));
-    let blocks = chunks.div_ceil(u64::from(FLAT_THREADS)).clamp(1, i32::MAX as u64) as u32;
+    let blocks = chunks
+        .div_ceil(u64::from(FLAT_THREADS))
+        .clamp(1, i32::MAX as u64) as u32;
     let launched = Launched {
         kernel: name,
         config: LaunchConfig::linear(blocks, FLAT_THREADS),
