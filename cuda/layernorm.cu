@@ -17,6 +17,7 @@
 // A row's statistics take two reductions: sum x (the mean), then (sum (x - mean)^2, sum g,
 // sum g (x - mean)) together, from which rstd, mean(g) and mean(g xhat) follow.
 #include "cubins/arch.cuh"
+#include "cubins/cluster_half.cuh"
 #include "cubins/norm.cuh"
 
 namespace {
@@ -55,6 +56,8 @@ constexpr int kBwdChunks = 4;
 constexpr int kBwdStreamChunks = 1;
 constexpr int kBwdMaxThreads = 512;
 constexpr int kBwdBoundThreads = kBlackwell ? 384 : kBwdMaxThreads;
+// The cluster variant's CTAs per cluster, one column half of a row each.
+constexpr int kClusterCtas = 2;
 
 // Whole rows; a block the host finds alone on its SM prefetches its next row.
 using WholeRow = WholeRows<!kBlackwell, true>;
@@ -134,11 +137,13 @@ __device__ __forceinline__ void bwd_pass2(const RowPlan<T>& p, const BwdRow<T>& 
   });
 }
 
-// The row's statistics from this thread's sum of x and its second sums given the mean.
-template <class Second>
-__device__ __forceinline__ RowStats bwd_stats(float sx, float3* scratch, float inv_n, float eps, Second&& second) {
-  const float mean = row_reduce(sx, Sum{}, 0.0f, reinterpret_cast<float*>(scratch)) * inv_n;
-  const float3 s = row_reduce(second(mean), Sum{}, make_float3(0.0f, 0.0f, 0.0f), scratch);
+// The row's statistics from this thread's sum of x and its second sums given the mean
+// (each reduction a round of the span's exchange where CTAs share the row).
+template <class Span, class Second>
+__device__ __forceinline__ RowStats bwd_stats(float sx, float3* scratch, float inv_n, float eps, const Span& span,
+                                              Second&& second) {
+  const float mean = span.combine(row_reduce(sx, Sum{}, 0.0f, reinterpret_cast<float*>(scratch)), 0) * inv_n;
+  const float3 s = span.combine(row_reduce(second(mean), Sum{}, make_float3(0.0f, 0.0f, 0.0f), scratch), 1);
   return RowStats::of(mean, s, inv_n, eps);
 }
 
@@ -151,13 +156,13 @@ __device__ __forceinline__ void bwd_column(const BwdRow<T>& a, const RowStats& r
 }
 
 template <class T, class Span, int kChunks, bool kKeep>
-__device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow<T>& a) {
+__device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow<T>& a, const Span& span) {
   Chunk xk[kChunks], dyk[kChunks];
   float sx = bwd_pass1<T, kChunks, kKeep>(p, a, xk, dyk);
   const BwdEdge e = BwdEdge::load(p, a);
   if (p.has_edge()) sx += e.x;
   if constexpr (Span::kPrefetch) bwd_prefetch_next<T, kKeep ? kChunks : kStreamPrefetchTile>(p, a);
-  const RowStats r = bwd_stats(sx, a.scratch, a.inv_n, a.eps, [&](float mean) {
+  const RowStats r = bwd_stats(sx, a.scratch, a.inv_n, a.eps, span, [&](float mean) {
     float3 s = bwd_sums<T, kChunks, kKeep>(p, a, mean, xk, dyk);
     if (p.has_edge()) s = add_terms(s, e.x - mean, e.dy * load_ro(a.w + p.edge_col));
     return s;
@@ -166,12 +171,12 @@ __device__ __forceinline__ void bwd_row_vector(const RowPlan<T>& p, const BwdRow
   if (p.has_edge()) bwd_column(a, r, p.edge_col, e.x, e.dy);
 }
 
-template <class T>
-__device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const BwdRow<T>& a) {
+template <class T, class Span>
+__device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const BwdRow<T>& a, const Span& span) {
   float sx = 0.0f;
 #pragma unroll kElementUnroll
   for (int c = p.lane; c < p.cols; c += p.threads) sx += load_ro(a.x + c);
-  const RowStats r = bwd_stats(sx, a.scratch, a.inv_n, a.eps, [&](float mean) {
+  const RowStats r = bwd_stats(sx, a.scratch, a.inv_n, a.eps, span, [&](float mean) {
     float3 s = make_float3(0.0f, 0.0f, 0.0f);
 #pragma unroll kElementUnroll
     for (int c = p.lane; c < p.cols; c += p.threads) {
@@ -183,41 +188,64 @@ __device__ __forceinline__ void bwd_row_elementwise(const RowPlan<T>& p, const B
   for (int c = p.lane; c < p.cols; c += p.threads) bwd_column(a, r, c, load_ro(a.x + c), load_ro(a.dy + c));
 }
 
-// Rows [blockIdx.x * rows_per_block, ...) in steps of blockDim.y (norm.cuh's bwd_rows).
-// Dynamic shared memory: blockDim.y * 2 * DwAcc::floats(cols) fp32. partial: [blocks, 2,
-// round_up(cols, 4)] fp32 (dw's partial row, then db's), or null where the launch is one row
-// range: then the block writes dw and db itself. alone_on_sm: the host's occupancy
-// query found one block of this launch per SM (nothing else overlaps its reduction and
-// writes), so its row groups prefetch their next rows.
-template <class T>
+// Rows [group * rows_per_block, ...) in steps of blockDim.y, over the span's columns of
+// each row (Span: WholeRow or ClusterHalf; norm.cuh's bwd_rows). Dynamic shared memory:
+// blockDim.y * 2 * DwAcc::floats(span columns) fp32. partial: [groups, 2, round_up(cols, 4)]
+// fp32 (dw's partial row, then db's), or null where the launch is one row range: then the
+// blocks write dw and db themselves. alone_on_sm: the host's occupancy query found one
+// block of this launch per SM (nothing else overlaps its reduction and writes), so its row
+// groups prefetch their next rows (a WholeRow build that prefetches).
+template <class T, class Span>
 __device__ __forceinline__ void layernorm_bwd(const T* __restrict__ x, const T* __restrict__ w,
                                               const T* __restrict__ dy, T* __restrict__ dx,
                                               float* __restrict__ partial, T* __restrict__ dw, T* __restrict__ db,
                                               uint32_t rows, uint32_t cols, uint32_t rows_per_block, float eps,
                                               bool alone_on_sm) {
   __shared__ float3 scratch[32];
+  const Span span = Span::current();
   const int n = static_cast<int>(cols);
+  const int first_col = span.first_col(n);
+  const int span_cols = span.cols(n);
   const float inv_n = inv_cols(max(n, 1));
-  bwd_rows<T, 2>(WholeRow::current(), ColSumOut<T, 2>{partial, {dw, db}}, rows, cols, rows_per_block,
-                 [&](const RowPlan<T>& p, int64_t offset, float* acc, const WholeRow&, bool has_next) {
+  bwd_rows<T, 2>(span, ColSumOut<T, 2>{partial, {dw, db}}, rows, cols, rows_per_block,
+                 [&](const RowPlan<T>& p, int64_t offset, float* acc, const Span& row_span, bool has_next) {
                    const BwdRow<T> a{x + offset,
-                                     w,
+                                     w + first_col,
                                      dy + offset,
                                      dx + offset,
-                                     ColSums<T, 2>::at(acc, n),
+                                     ColSums<T, 2>::at(acc, span_cols),
                                      eps,
                                      inv_n,
-                                     scratch,
+                                     row_group_scratch(scratch),
                                      alone_on_sm && has_next};
                    const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
                    if (vec && p.tiles(kBwdChunks) <= 1) {
-                     bwd_row_vector<T, WholeRow, kBwdChunks, true>(p, a);
-                   } else if (vec && WholeRow::kStreams) {
-                     bwd_row_vector<T, WholeRow, kBwdStreamChunks, false>(p, a);
+                     bwd_row_vector<T, Span, kBwdChunks, true>(p, a, row_span);
+                   } else if (vec && Span::kStreams) {
+                     bwd_row_vector<T, Span, kBwdStreamChunks, false>(p, a, row_span);
                    } else {
-                     bwd_row_elementwise<T>(p, a);
+                     bwd_row_elementwise<T>(p, a, row_span);
                    }
                  });
+}
+
+// The cluster variant: rows whose dw and db accumulators exceed a block's shared memory
+// (past 29 007 columns) shared by the two CTAs of a cluster, one column half each (the
+// whole-row kernel's 512 threads and walks over half the columns; two exchanges per row:
+// the mean's sum, then the second sums). Built for sm_90 (and sm_90a), where the host
+// selects it; every other arch's entry point traps (no clusters before sm_90; Blackwell's
+// build keeps the elementwise walk, whose registers this variant has not been built for).
+template <class T>
+__device__ __forceinline__ void layernorm_bwd_cluster(const T* __restrict__ x, const T* __restrict__ w,
+                                                      const T* __restrict__ dy, T* __restrict__ dx,
+                                                      float* __restrict__ partial, T* __restrict__ dw,
+                                                      T* __restrict__ db, uint32_t rows, uint32_t cols,
+                                                      uint32_t rows_per_cluster, float eps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+  layernorm_bwd<T, ClusterHalf<T, 2, true>>(x, w, dy, dx, partial, dw, db, rows, cols, rows_per_cluster, eps, false);
+#else
+  __trap();
+#endif
 }
 
 }  // namespace
@@ -227,6 +255,7 @@ __device__ __forceinline__ void layernorm_bwd(const T* __restrict__ x, const T* 
       layernorm_fwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,             \
                              T* __restrict__ y, uint32_t rows, uint32_t cols, float eps) {                          \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     norm_fwd<T, LayerScale, false, kFwdChunks>(x, nullptr, nullptr, w, b, y, rows, cols, eps);                     \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                         \
@@ -234,6 +263,7 @@ __device__ __forceinline__ void layernorm_bwd(const T* __restrict__ x, const T* 
                                       const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,          \
                                       uint32_t rows, uint32_t cols, float eps) {                                    \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     norm_fwd<T, LayerScale, true, kResidualChunks>(x, residual_in, residual_out, w, b, y, rows, cols, eps);         \
   }                                                                                                                 \
   extern "C" __global__ void CUBINS_CLUSTER_DIMS(kFwdClusterCtas) __launch_bounds__(kMaxThreads)                     \
@@ -253,12 +283,21 @@ __device__ __forceinline__ void layernorm_bwd(const T* __restrict__ x, const T* 
                              T* __restrict__ db, uint32_t rows, uint32_t cols, uint32_t rows_per_block, float eps,  \
                              uint32_t alone_on_sm) {                                                                \
     cubins::wait_for_previous_grid();                                                                               \
-    layernorm_bwd<T>(x, w, dy, dx, partial, dw, db, rows, cols, rows_per_block, eps, alone_on_sm != 0);             \
+    cubins::allow_next_grid();                                                                                      \
+    layernorm_bwd<T, WholeRow>(x, w, dy, dx, partial, dw, db, rows, cols, rows_per_block, eps, alone_on_sm != 0);   \
+  }                                                                                                                 \
+  extern "C" __global__ void CUBINS_CLUSTER_DIMS(kClusterCtas) __launch_bounds__(kBwdMaxThreads)                    \
+      layernorm_bwd_cluster_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ dy,    \
+                                     T* __restrict__ dx, float* __restrict__ partial, T* __restrict__ dw,           \
+                                     T* __restrict__ db, uint32_t rows, uint32_t cols, uint32_t rows_per_cluster,   \
+                                     float eps) {                                                                   \
+    layernorm_bwd_cluster<T>(x, w, dy, dx, partial, dw, db, rows, cols, rows_per_cluster, eps);                    \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kDwWarps * 32)                                                       \
       layernorm_dweight_##SUFFIX(const float* __restrict__ partial, T* __restrict__ dw, T* __restrict__ db,         \
                                  uint32_t blocks, uint32_t cols) {                                                  \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     sum_partial_rows<T, 2>(partial, dw, db, blocks, cols);                                                              \
   }
 

@@ -15,10 +15,11 @@
 // the same launch geometry gives the same bits (colsum.cuh). A launch of one range (a null
 // workspace) writes dw itself: one launch where one block or cluster takes every row.
 // `rmsnorm_bwd_cluster_*` (sm_90) walks the same rows with the two CTAs of a cluster
-// sharing each row, one column half each (ClusterHalf below); each CTA writes its half of
+// sharing each row, one column half each (cluster_half.cuh; one exchange of (sum x^2,
+// sum dy w x) per row; halves resident: the sm_90 build has no streamed walk); each CTA writes its half of
 // the cluster's workspace row, so `rmsnorm_dweight_*` reads the same layout.
 #include "cubins/arch.cuh"
-#include "cubins/cluster.cuh"
+#include "cubins/cluster_half.cuh"
 #include "cubins/norm.cuh"
 
 namespace {
@@ -101,72 +102,6 @@ using BwdRow = BwdRowOf<T, 1, float2>;
 // (sm_90) has blocks that hold an SM alone, and prefetch.
 using WholeRow = WholeRows<kBwdStreams, kBwdBoundThreads == kBwdMaxThreads>;
 
-#if CUBINS_HAS_CLUSTERS
-// ClusterHalf (clusters: sm_90+): the two CTAs of a cluster share each row of the cluster's range, one
-// row group per CTA (blockDim.y == 1). Rank 0 takes the first ceil(chunks / 2) whole 16-byte
-// chunks, rank 1 the rest and the tail (both halves start on a 16-byte boundary, so both
-// take the same walk). After its block reduction each CTA stores its (sum x^2, sum dy w x)
-// into the peer's shared memory with `st.async`, counted on the peer's mbarrier, and waits
-// on its own for the peer's; each adds rank 0's sums + rank 1's, so both halves scale with
-// the same rstd and coef bits. (The cluster barrier would also order the exchange, but it
-// costs a GPU-scope memory barrier and an L1 invalidation per row.)
-template <class T>
-struct ClusterHalf {
-  static constexpr int kVec = Storage<T>::kVec;
-  // The host gives it rows whose halves are resident; unaligned rows go element by element.
-  static constexpr bool kStreams = false;
-  // Two CTAs share each SM: each one's loads overlap the other's reduction.
-  static constexpr bool kPrefetch = false;
-  int rank;
-  // Row step s uses exchange slot s % 2 and its mbarrier's phase s / 2: a CTA that runs
-  // ahead stores row s + 1's sums while its peer may still read row s's, and it cannot
-  // store row s + 2's before it has the peer's row s + 1 sums, which the peer sends after
-  // reading row s's.
-  float2* slot;        // where the peer's sums land (this CTA's shared memory)
-  uint64_t* landed;    // counts them
-  uint32_t peer_slot;  // the same pair in the peer CTA (shared::cluster addresses)
-  uint32_t peer_landed;
-  uint32_t parity;
-
-  __device__ __forceinline__ static ClusterHalf current() {
-    __shared__ float2 slots[2];
-    __shared__ uint64_t bars[2];
-    const int rank = cluster_rank();
-    if (threadIdx.x == 0) {
-      mbarrier_init_cluster_visible(&bars[0]);
-      mbarrier_init_cluster_visible(&bars[1]);
-    }
-    return ClusterHalf{rank, slots, bars, cluster_map(slots, rank ^ 1), cluster_map(bars, rank ^ 1), 0};
-  }
-  __device__ __forceinline__ int64_t group() const { return cluster_index_x(); }
-  __device__ __forceinline__ static int half_cols(int n) { return (n / kVec + 1) / 2 * kVec; }
-  __device__ __forceinline__ int first_col(int n) const { return rank == 0 ? 0 : half_cols(n); }
-  __device__ __forceinline__ int cols(int n) const { return rank == 0 ? half_cols(n) : n - half_cols(n); }
-  // Orders the accumulators' zeroing and the mbarriers' initialization before any use, and
-  // the peer has started before its shared memory is written.
-  __device__ __forceinline__ void start() const { cluster_sync(); }
-  // No CTA leaves while its peer's stores may still be landing in it.
-  __device__ __forceinline__ void finish() const { cluster_sync(); }
-  __device__ __forceinline__ ClusterHalf step(int s) const {
-    const int k = s & 1;
-    const uint32_t offset = static_cast<uint32_t>(k * sizeof(float2));
-    const uint32_t bar_offset = static_cast<uint32_t>(k * sizeof(uint64_t));
-    return ClusterHalf{rank,        slot + k, landed + k, peer_slot + offset, peer_landed + bar_offset,
-                       static_cast<uint32_t>((s >> 1) & 1)};
-  }
-  __device__ __forceinline__ float2 combine(float2 mine) const {
-    if (threadIdx.x == 0) {
-      mbarrier_arrive_expect_bytes(landed, sizeof(float2));
-      cluster_store_counted(peer_slot, mine, peer_landed);
-    }
-    mbarrier_wait_parity(landed, parity);
-    const float2 theirs = shared_load(slot);
-    const float2 lo = rank == 0 ? mine : theirs;
-    const float2 hi = rank == 0 ? theirs : mine;
-    return make_float2(lo.x + hi.x, lo.y + hi.y);
-  }
-};
-#endif
 
 // Pass 1: (sum x^2, sum dy * w * x) over body chunks; kKeep as in the forward.
 template <class T, int kChunks, bool kKeep>
@@ -281,7 +216,7 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __
   bwd_rows<T, 1>(span, ColSumOut<T, 1>{partial, {dw}}, rows, cols, rows_per_block,
                  [&](const RowPlan<T>& p, int64_t offset, float* acc, const Span& row_span, bool has_next) {
                    const BwdRow<T> a{x + offset,           w + first_col, dy + offset, dx + offset,
-                                     ColSums<T, 1>::at(acc, span_cols), eps, inv_n,         scratch,
+                                     ColSums<T, 1>::at(acc, span_cols), eps, inv_n, row_group_scratch(scratch),
                                      alone_on_sm && has_next};
                    const bool vec = p.vector_ok(a.x) && p.vector_ok(a.dy) && p.vector_ok(a.dx) && p.vector_ok(a.w);
                    if (vec && p.tiles(kBwdChunks) <= 1) {
@@ -304,7 +239,7 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
                                                     float* __restrict__ partial, T* __restrict__ dw, uint32_t rows,
                                                     uint32_t cols, uint32_t rows_per_cluster, float eps) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
-  rmsnorm_bwd<T, ClusterHalf<T>>(x, w, dy, dx, partial, dw, rows, cols, rows_per_cluster, eps);
+  rmsnorm_bwd<T, ClusterHalf<T, 1, false>>(x, w, dy, dx, partial, dw, rows, cols, rows_per_cluster, eps);
 #else
   __trap();
 #endif
@@ -317,6 +252,7 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
       rmsnorm_fwd_##SUFFIX(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, uint32_t rows,      \
                            uint32_t cols, float eps) {                                                              \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     rmsnorm_fwd<T, false>(x, nullptr, nullptr, w, y, rows, cols, eps);                                              \
   }                                                                                                                 \
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                         \
@@ -324,6 +260,7 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
                                     const T* __restrict__ w, T* __restrict__ y, uint32_t rows, uint32_t cols,       \
                                     float eps) {                                                                    \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     rmsnorm_fwd<T, true>(x, residual_in, residual_out, w, y, rows, cols, eps);                                      \
   }                                                                                                                 \
   extern "C" __global__ void CUBINS_CLUSTER_DIMS(kFwdClusterCtas) __launch_bounds__(kMaxThreads)                     \
@@ -342,6 +279,7 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
                            T* __restrict__ dx, float* __restrict__ partial, T* __restrict__ dw, uint32_t rows,      \
                            uint32_t cols, uint32_t rows_per_block, float eps) {                                     \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     rmsnorm_bwd<T, WholeRow>(x, w, dy, dx, partial, dw, rows, cols, rows_per_block, eps);                           \
   }                                                                                                                 \
   extern "C" __global__ void CUBINS_CLUSTER_DIMS(kClusterCtas) __launch_bounds__(kClusterThreads, kClusterCtasPerSm) \
@@ -354,6 +292,7 @@ __device__ __forceinline__ void rmsnorm_bwd_cluster(const T* __restrict__ x, con
       rmsnorm_dweight_##SUFFIX(const float* __restrict__ partial, T* __restrict__ dw, uint32_t blocks,              \
                                uint32_t cols) {                                                                     \
     cubins::wait_for_previous_grid();                                                                               \
+    cubins::allow_next_grid();                                                                                      \
     sum_partial_rows<T, 1>(partial, dw, nullptr, blocks, cols);                                                        \
   }
 

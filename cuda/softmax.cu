@@ -250,12 +250,14 @@ __device__ __forceinline__ void softmax_bwd(const T* __restrict__ y, const T* __
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                        \
       softmax_fwd_##SUFFIX(const T* __restrict__ x, T* __restrict__ y, uint32_t rows, uint32_t cols) {             \
     cubins::wait_for_previous_grid();                                                                              \
+    cubins::allow_next_grid();                                                                                     \
     softmax_fwd<T>(x, y, rows, cols);                                                                              \
   }                                                                                                                \
   extern "C" __global__ void __launch_bounds__(kMaxThreads)                                                        \
       softmax_bwd_##SUFFIX(const T* __restrict__ y, const T* __restrict__ dy, T* __restrict__ dx, uint32_t rows,   \
                            uint32_t cols) {                                                                        \
     cubins::wait_for_previous_grid();                                                                              \
+    cubins::allow_next_grid();                                                                                     \
     softmax_bwd<T>(y, dy, dx, rows, cols);                                                                         \
   }
 

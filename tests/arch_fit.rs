@@ -344,7 +344,7 @@ fn every_row_geometry_fits_its_arch() {
                 > u64::from(occupancy::limits_for(arch).unwrap().smem_per_block_optin)
             {
                 // The op refuses such rows with an Err before launch (accumulators past shared
-                // memory).
+                // memory), or, on routes that run it, takes the cluster kernel (below).
                 continue;
             }
             let what = format!("sm_{cc} {entry} cols={cols} {g:?}");
@@ -361,6 +361,30 @@ fn every_row_geometry_fits_its_arch() {
         ];
         // `rmsnorm::runs_clusters` of the route this selection makes.
         let clusters = route.kind == cubins::runtime::ArtifactKind::Cubin && route.cc == 90;
+        // The backward cluster kernels, where the route runs them: a CTA of a half row, as
+        // each plan picks it (RMSNorm: where a whole-row block would hold its SM alone;
+        // LayerNorm: where a whole row's accumulators exceed a block's shared memory).
+        if clusters && (kernel == &rmsnorm::BWD || kernel == &layernorm::BWD) {
+            let limit = occupancy::limits_for(Arch::parse(route.arch).unwrap())
+                .unwrap()
+                .smem_per_block_optin;
+            let half = rmsnorm::half_cols::<T>(cols);
+            let cluster = if kernel == &rmsnorm::BWD {
+                rmsnorm::cluster_geometry::<T>(Threads::Auto, 1, cols)
+                    .map(|g| (g, rmsnorm::accumulator_bytes::<T>(half, g.rows_per_block)))
+            } else {
+                let whole = layernorm::accumulator_bytes::<T>(cols, 1);
+                layernorm::cluster_geometry::<T>(Threads::Auto, whole, limit, cols)
+                    .map(|g| (g, layernorm::accumulator_bytes::<T>(half, g.rows_per_block)))
+            };
+            // Halves past shared memory are refused before launch.
+            if let Some((g, smem)) = cluster.filter(|&(_, smem)| smem <= limit) {
+                let entry = format!("{}_cluster_{}", kernel.name, T::NAME);
+                let what = format!("sm_{cc} {entry} cols={cols} {g:?}");
+                check_launch_with(b, cc, &entry, g.threads(), smem, false, &what);
+                *checked += 1;
+            }
+        }
         if forward.contains(kernel) && clusters {
             let entry = format!("{}_cluster_{}", kernel.name, T::NAME);
             for rows in [

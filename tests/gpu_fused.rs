@@ -596,8 +596,12 @@ fn parity_rows<T: GpuElem>(gpu: &Gpu) {
     });
 }
 
+/// Backward rows that outnumber the SMs, whose automatic blocks pack several row groups
+/// (a tail column at 2050, a row group of 16 threads at 33).
+const PACKED_SHAPES: &[(usize, usize)] = &[(1024, 768), (533, 2050), (300, 4096), (4000, 33)];
+
 fn parity_backward<T: GpuElem>(gpu: &Gpu) {
-    for_each_case(|shape, layout| {
+    let mut check = |shape: (usize, usize), layout: Layout| {
         // The dw sum's order depends on the block count: automatic, and a fixed 3.
         for blocks in [None, Some(3)] {
             let what = format!(
@@ -608,7 +612,11 @@ fn parity_backward<T: GpuElem>(gpu: &Gpu) {
             );
             rmsnorm_backward_case::<T>(gpu, shape, layout, blocks).assert_close(&what);
         }
-    });
+    };
+    for_each_case(&mut check);
+    for &shape in PACKED_SHAPES {
+        check(shape, ALIGNED);
+    }
 }
 
 fn parity_rope<T: GpuElem>(gpu: &Gpu) {
@@ -1136,6 +1144,12 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
         let c = layernorm::layernorm_backward_case::<T>(gpu, long, ALIGNED, Some(2))
             .expect("the long rows' accumulators fit shared memory");
         out.push((key(&c, &format!("{}x{}", long.0, long.1)), c.digest()));
+        // LayerNorm backward rows past a block's shared memory: cluster halves where the
+        // route runs them (refused elsewhere: no digest).
+        let widest = (3, 32768);
+        if let Some(c) = layernorm::layernorm_backward_case::<T>(gpu, widest, ALIGNED, Some(2)) {
+            out.push((key(&c, &format!("{}x{}", widest.0, widest.1)), c.digest()));
+        }
         // Few long rows, which sm_90 cubins split over an 8-CTA cluster in the forward norms.
         for (op, c) in forward_norm_cases::<T>(gpu, wide, ALIGNED) {
             if op != "rmsnorm_residual into" {

@@ -5,6 +5,11 @@
 //! and db summed over rows in a fixed order through an fp32 workspace). Any row length, any
 //! alignment of the element buffers; bf16, f16 or f32 storage.
 //!
+//! The backward pass has two kernels: `layernorm_bwd` (a block per row group) and, on sm_90
+//! cubins, `layernorm_bwd_cluster` for rows whose dw and db accumulators exceed a block's
+//! shared memory (past 29 007 columns): the two CTAs of a thread-block cluster share each
+//! row, one column half each ([`cluster_geometry`]). Elsewhere such rows are refused.
+//!
 //! ```no_run
 //! use cubins::cust::memory::DeviceBuffer;
 //! use cubins::ops::layernorm::{layernorm, LayerNormOptions};
@@ -23,22 +28,23 @@
 //! ```
 
 use super::norm::{
-    acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers, check_eps,
-    colsum_launch, range_config, ranges, split_rows, sums_words, whole_row_words, within_bound,
+    acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers,
+    check_cluster_grid, check_eps, cluster_words, colsum_launch, dynamic_smem_limit,
+    packed_geometry, range_config, ranges, split_rows, sums_words, whole_row_words, within_bound,
     Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
 use super::{rmsnorm, Launched, Threads};
 use crate::kernels::{
-    LayernormBwd, LayernormDweight, LayernormFwd, LayernormFwdCluster, LayernormFwdResidual,
-    LayernormFwdResidualCluster,
+    LayernormBwd, LayernormBwdCluster, LayernormDweight, LayernormFwd, LayernormFwdCluster,
+    LayernormFwdResidual, LayernormFwdResidualCluster,
 };
 use crate::runtime::launchers::Dtype;
 use crate::runtime::{DevicePtr, DeviceRead, DeviceView, DeviceWrite, StreamHandle};
 use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig};
 
-pub use super::norm::BwdLaunched;
+pub use super::norm::{half_cols, runs_clusters, BwdEntry, BwdLaunched, CLUSTER_CTAS};
 
 /// The forward kernel, built as RMSNorm's: 8 resident chunks per thread, up to 1024 threads
 /// per row.
@@ -60,6 +66,14 @@ pub const BWD: RowKernel = RowKernel {
     name: "layernorm_bwd",
     max_threads: 512,
     ..rmsnorm::BWD
+};
+
+/// The backward kernel whose rows are shared by the CTAs of a cluster, one column half each:
+/// the whole-row kernel's walks (x and dy resident, 4 chunks each, or streamed) over half the
+/// columns, up to 512 threads a CTA. Selected only on sm_90 cubins ([`cluster_geometry`]).
+pub const BWD_CLUSTER: RowKernel = RowKernel {
+    name: "layernorm_bwd_cluster",
+    ..BWD
 };
 
 /// Column sums of the backward, and so partial rows per row range of its workspace: dw, db.
@@ -236,14 +250,18 @@ impl Default for LayerNormBwdOptions {
 /// How a backward launch splits the rows: what the workspace must hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LayerNormBwdPlan {
+    pub entry: BwdEntry,
+    /// Per block (for the cluster kernel: per CTA, over its half of the columns).
     pub geometry: RowGeometry,
     /// The backward kernel as loaded: its thread limit, and so its walks.
     pub kernel: RowKernel,
-    /// Row ranges (blocks).
+    /// Row ranges: blocks of the whole-row kernel, clusters of the cluster kernel (rows of
+    /// the workspace).
     pub blocks: u32,
     /// Consecutive rows per range.
     pub rows_per_block: u32,
-    /// Dynamic shared memory per block: the dw and db accumulators of its row groups.
+    /// Dynamic shared memory per block: the dw and db accumulators of its row groups (of the
+    /// first, wider half of the columns for the cluster kernel).
     pub smem_bytes: u32,
     /// The occupancy calculator holds one block per SM: nothing overlaps a block's reduction
     /// and writes, so its row groups prefetch their next rows of x and dy into L2.
@@ -257,21 +275,34 @@ impl LayerNormBwdPlan {
         super::norm::workspace_len(self.blocks, SUMS, self.cols)
     }
 
-    /// The walk of a row whose tensors are 16-byte aligned (past a resident tile: streamed
-    /// where [`bwd_streams`], else element by element).
-    pub fn walk<T>(&self) -> Walk {
-        self.geometry.walk::<T>(&self.kernel, self.cols)
+    /// Columns of the row (or, for the cluster kernel, of its first, wider half) a block walks.
+    fn span_cols<T>(&self) -> usize {
+        match self.entry {
+            BwdEntry::WholeRow => self.cols,
+            BwdEntry::ClusterHalves => half_cols::<T>(self.cols),
+        }
     }
 
+    /// The walk of a row (a half, for the cluster kernel) whose tensors are 16-byte aligned
+    /// (past a resident tile: streamed where [`bwd_streams`], else element by element).
+    pub fn walk<T>(&self) -> Walk {
+        self.geometry.walk::<T>(&self.kernel, self.span_cols::<T>())
+    }
+
+    /// The main kernel's launch: `ctas_per_row` CTAs per row range.
     pub fn config(&self) -> LaunchConfig {
-        range_config(&self.geometry, self.blocks, self.smem_bytes)
+        let ctas = self.blocks * self.entry.ctas_per_row();
+        range_config(&self.geometry, ctas, self.smem_bytes)
     }
 
     /// The geometry in words, for the launch record (and so the STAMP line).
     pub fn describe<T>(&self) -> String {
         let streams = bwd_streams(&self.kernel);
-        let walk = bwd_walk_word::<T>(&self.geometry, &self.kernel, self.cols, streams);
-        let words = whole_row_words(&self.geometry, self.rows_per_block, walk);
+        let walk = bwd_walk_word::<T>(&self.geometry, &self.kernel, self.span_cols::<T>(), streams);
+        let words = match self.entry {
+            BwdEntry::WholeRow => whole_row_words(&self.geometry, self.rows_per_block, walk),
+            BwdEntry::ClusterHalves => cluster_words(&self.geometry, self.rows_per_block, walk),
+        };
         let prefetch = if self.alone_on_sm { "next_row" } else { "none" };
         format!("{words} prefetch={prefetch} {}", sums_words(self.blocks))
     }
@@ -290,9 +321,27 @@ pub fn accumulator_bytes<T>(cols: usize, row_groups: u32) -> u32 {
     acc_smem_bytes::<T>(BWD.name, cols, row_groups, SUMS).unwrap_or(u32::MAX)
 }
 
+/// The cluster kernel's per-CTA geometry for rows of `cols`, where it takes them: automatic
+/// threads and rows whose whole-row accumulators (`whole_smem_bytes`) exceed the
+/// `max_dynamic_smem` a block may take, the fewest threads that keep a half resident (512 at
+/// most: longer halves stream). `None`: the whole-row kernel keeps them. Only for routes that
+/// [`runs_clusters`].
+pub fn cluster_geometry<T>(
+    threads: Threads,
+    whole_smem_bytes: u32,
+    max_dynamic_smem: u32,
+    cols: usize,
+) -> Option<RowGeometry> {
+    if threads != Threads::Auto || whole_smem_bytes <= max_dynamic_smem {
+        return None;
+    }
+    RowGeometry::select::<T>(&BWD_CLUSTER, half_cols::<T>(cols), Threads::Auto).ok()
+}
+
 /// Plans a backward launch of `rows x cols` on this GPU (for the workspace size), after
-/// checking the shape and the options. A row whose accumulators (8 bytes per column and row
-/// group) exceed the GPU's shared memory per block is refused.
+/// checking the shape and the options. Rows whose accumulators (8 bytes per column and row
+/// group) exceed the GPU's shared memory per block take the cluster kernel where the route
+/// runs it (automatic threads), and are refused elsewhere, as are halves past it.
 pub fn layernorm_backward_plan<T: Dtype>(
     gpu: &Gpu,
     rows: usize,
@@ -304,28 +353,54 @@ pub fn layernorm_backward_plan<T: Dtype>(
     check_eps(name, opts.eps)?;
     let function = gpu.kernel::<LayernormBwd<T>>()?;
     let limits = function.limits();
-    let kernel = within_bound(&BWD, limits.max_threads_per_block);
+    let whole_kernel = within_bound(&BWD, limits.max_threads_per_block);
     let choice = (opts.threads, opts.blocks);
-    let geometry = bwd_geometry::<T>(
-        gpu,
-        &kernel,
-        limits.static_smem_bytes,
+    let max_dynamic_smem = dynamic_smem_limit(gpu, limits.static_smem_bytes);
+    let whole = packed_geometry::<T>(
+        bwd_geometry::<T>(
+            gpu,
+            &whole_kernel,
+            limits.static_smem_bytes,
+            (rows, cols),
+            choice,
+            SUMS,
+        )?,
+        &whole_kernel,
         (rows, cols),
         choice,
-        SUMS,
-    )?;
-    let smem_bytes = acc_smem_bytes::<T>(name, cols, geometry.rows_per_block, SUMS)?;
+        (SUMS, max_dynamic_smem),
+        gpu.device().sm_count,
+    );
+    let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block, SUMS)?;
+    let cluster = match cluster_geometry::<T>(opts.threads, whole_smem, max_dynamic_smem, cols) {
+        Some(g) if runs_clusters(&gpu.route(name)?) => Some(g),
+        _ => None,
+    };
+    let (entry, geometry, kernel, smem_bytes) = match cluster {
+        Some(g) => {
+            let smem = acc_smem_bytes::<T>(name, half_cols::<T>(cols), g.rows_per_block, SUMS)?;
+            (BwdEntry::ClusterHalves, g, BWD_CLUSTER, smem)
+        }
+        None => (BwdEntry::WholeRow, whole, whole_kernel, whole_smem),
+    };
     // Asked even for a fixed block count: it decides the prefetch (which moves no bits).
-    let per_sm = function.max_active_blocks_per_sm(geometry.threads(), smem_bytes)?;
-    let ranges = ranges(gpu, name, opts.blocks, 1, || Ok(per_sm))?;
+    let per_sm = match entry {
+        BwdEntry::WholeRow => function.max_active_blocks_per_sm(geometry.threads(), smem_bytes)?,
+        BwdEntry::ClusterHalves => gpu
+            .kernel::<LayernormBwdCluster<T>>()?
+            .max_active_blocks_per_sm(geometry.threads(), smem_bytes)?,
+    };
+    let ranges = ranges(gpu, name, opts.blocks, entry.ctas_per_row(), || Ok(per_sm))?;
     let (rows_per_block, blocks) = split_rows(rows, geometry.rows_per_block, ranges);
     Ok(LayerNormBwdPlan {
+        entry,
         geometry,
         kernel,
         blocks,
         rows_per_block,
         smem_bytes,
-        alone_on_sm: per_sm <= 1,
+        // The cluster kernel's CTAs never prefetch (cluster_half.cuh).
+        alone_on_sm: entry == BwdEntry::WholeRow && per_sm <= 1,
         cols,
     })
 }
@@ -378,12 +453,12 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
         plan.workspace_len(),
     )?;
 
-    let (rows_kernel, sums_kernel) = (
-        gpu.kernel::<LayernormBwd<T>>()?,
-        gpu.kernel::<LayernormDweight<T>>()?,
-    );
+    let sums_kernel = gpu.kernel::<LayernormDweight<T>>()?;
     let main = Launched {
-        kernel: LayernormBwd::<T>::info().name,
+        kernel: match plan.entry {
+            BwdEntry::WholeRow => LayernormBwd::<T>::info().name,
+            BwdEntry::ClusterHalves => LayernormBwdCluster::<T>::info().name,
+        },
         config: plan.config(),
         choice: plan.describe::<T>().into(),
     };
@@ -394,28 +469,57 @@ pub fn layernorm_backward<T: Dtype, S: StreamHandle>(
         Some(_) => (ws.view.ptr, DevicePtr::null(), DevicePtr::null()),
         None => (DevicePtr::null(), dw.ptr, db.ptr),
     };
-    let alone = u32::from(plan.alone_on_sm);
-    let args = (
-        x.ptr,
-        w.ptr,
-        dy.ptr,
-        dx.ptr,
-        partial,
-        dw_itself,
-        db_itself,
-        r,
-        c,
-        plan.rows_per_block,
-        opts.eps,
-        alone,
-    );
+    if plan.entry == BwdEntry::ClusterHalves {
+        check_cluster_grid(main.kernel, &main.config)?;
+    }
+    let (x, w, dy, dx) = (x.ptr, w.ptr, dy.ptr, dx.ptr);
     let sums_args = (partial, dw.ptr, db.ptr, plan.blocks, c);
+    // The rows' launch writes dw and db itself only where it is one range.
+    let (dw, db, rows_per_range) = (dw_itself, db_itself, plan.rows_per_block);
     // SAFETY: lengths cover the shape and the plan's workspace (16-byte aligned, as the
-    // float4 stores need) where it has one; the outputs overlap no other buffer. The second
-    // launch reads the workspace the first wrote, in stream order; both wait on the grid
-    // dependency first.
+    // float4 stores need) where it has one; the outputs overlap no other buffer; a cluster
+    // launch is whole clusters (and plain: the cluster kernel does not wait on the grid
+    // dependency). The second launch reads the workspace the first wrote, in stream order,
+    // after the grid dependency.
     unsafe {
-        let rows = main.launch_after_previous(&rows_kernel, stream, args)?;
+        let rows = match plan.entry {
+            BwdEntry::WholeRow => {
+                let alone = u32::from(plan.alone_on_sm);
+                let args = (
+                    x,
+                    w,
+                    dy,
+                    dx,
+                    partial,
+                    dw,
+                    db,
+                    r,
+                    c,
+                    rows_per_range,
+                    opts.eps,
+                    alone,
+                );
+                main.launch_after_previous(&gpu.kernel::<LayernormBwd<T>>()?, stream, args)?
+            }
+            BwdEntry::ClusterHalves => {
+                let args = (
+                    x,
+                    w,
+                    dy,
+                    dx,
+                    partial,
+                    dw,
+                    db,
+                    r,
+                    c,
+                    rows_per_range,
+                    opts.eps,
+                );
+                gpu.kernel::<LayernormBwdCluster<T>>()?
+                    .launch(stream, &main.config, args)?;
+                main
+            }
+        };
         let sums = sums
             .map(|s| s.launch_after_previous(&sums_kernel, stream, sums_args))
             .transpose()?;
@@ -438,6 +542,8 @@ mod tests {
             (FWD.max_threads, "kMaxThreads"),
             (FWD_RESIDUAL.max_threads, "kMaxThreads"),
             (BWD.max_threads, "kBwdMaxThreads"),
+            (BWD_CLUSTER.max_threads, "kBwdMaxThreads"),
+            (CLUSTER_CTAS, "kClusterCtas"),
         ];
         for (rust, name) in pairs {
             assert_eq!(rust, crate::ops::rows::cu_constant(cu, name), "{name}");
@@ -448,6 +554,7 @@ mod tests {
         let kernel = within_bound(&BWD, max_threads);
         let geometry = RowGeometry::select::<Bf16>(&kernel, cols, Threads::Auto).unwrap();
         LayerNormBwdPlan {
+            entry: BwdEntry::WholeRow,
             geometry,
             kernel,
             blocks,
@@ -494,5 +601,55 @@ mod tests {
         assert_eq!(blackwell.geometry.threads_per_row, 384);
         assert_eq!(blackwell.walk::<Bf16>(), Walk::Streamed);
         assert!(blackwell.describe::<Bf16>().contains("walk=elementwise"));
+    }
+
+    #[test]
+    fn rows_past_shared_memory_take_cluster_halves() {
+        // sm_90: 227 KB a block, less the kernel's static shared memory.
+        let max_dynamic = 227 * 1024 - 512;
+        let whole = |cols| accumulator_bytes::<Bf16>(cols, 1);
+        // 28 000 columns' dw and db fit a block: the whole-row kernel keeps them.
+        assert!(
+            cluster_geometry::<Bf16>(Threads::Auto, whole(28000), max_dynamic, 28000).is_none()
+        );
+        // 32 768: 262 KB. Halves of 16 384, resident in 512 threads (4 chunks each).
+        let g = cluster_geometry::<Bf16>(Threads::Auto, whole(32768), max_dynamic, 32768).unwrap();
+        assert_eq!(g.threads_per_row, 512);
+        assert_eq!(
+            g.walk::<Bf16>(&BWD_CLUSTER, half_cols::<Bf16>(32768)),
+            Walk::Resident
+        );
+        // Fixed threads keep the whole-row kernel (and its refusal).
+        let fixed = Threads::PerRow(512);
+        assert!(cluster_geometry::<Bf16>(fixed, whole(32768), max_dynamic, 32768).is_none());
+        let plan = LayerNormBwdPlan {
+            entry: BwdEntry::ClusterHalves,
+            geometry: g,
+            kernel: BWD_CLUSTER,
+            blocks: 66,
+            rows_per_block: 2,
+            smem_bytes: accumulator_bytes::<Bf16>(half_cols::<Bf16>(32768), 1),
+            alone_on_sm: false,
+            cols: 32768,
+        };
+        // Two CTAs per range; each holds the dw and db accumulators of its half.
+        assert_eq!(plan.config().grid, [132, 1, 1]);
+        assert_eq!(
+            plan.config().dynamic_smem_bytes,
+            2 * (16384 / 8 + 1) * 8 * 4
+        );
+        assert_eq!(plan.workspace_len(), 66 * 2 * 32768);
+        assert_eq!(
+            plan.describe::<Bf16>(),
+            "threads_per_cta=512 ctas_per_row=2 rows_per_cluster=2 walk=resident prefetch=none sums=partial_rows"
+        );
+        // f32 halves of 16 384 stream (512 threads x 4 chunks hold 8192).
+        let f32_half =
+            RowGeometry::select::<f32>(&BWD_CLUSTER, half_cols::<f32>(32768), Threads::Auto)
+                .unwrap();
+        assert_eq!(
+            f32_half.walk::<f32>(&BWD_CLUSTER, half_cols::<f32>(32768)),
+            Walk::Streamed
+        );
     }
 }

@@ -10,10 +10,64 @@ use crate::runtime::{ArtifactKind, Route};
 use crate::runtime::{BufferArg, DevicePtr, DeviceView, Error, Gpu, LaunchConfig, LaunchError};
 
 /// Whether a route runs the cluster kernels (the forward norms' `*_cluster` entry points,
-/// `rmsnorm_bwd_cluster`): an sm_90 or sm_90a cubin, the only builds with their bodies (tuned
+/// `rmsnorm_bwd_cluster`, `layernorm_bwd_cluster`): an sm_90 or sm_90a cubin, the only builds with their bodies (tuned
 /// to sm_90's budgets). The PTX JIT and every other cubin carry stubs that trap.
 pub fn runs_clusters(route: &Route) -> bool {
     route.kind == ArtifactKind::Cubin && route.code_cc == 90
+}
+
+/// Which backward kernel a plan launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BwdEntry {
+    /// `*_bwd`: a block takes whole rows.
+    WholeRow,
+    /// `*_bwd_cluster`: the [`CLUSTER_CTAS`] CTAs of a cluster share each row, one column half
+    /// each, and exchange their row sums through distributed shared memory
+    /// (`cuda/include/cubins/cluster_half.cuh`).
+    ClusterHalves,
+}
+
+impl BwdEntry {
+    /// CTAs that share each row.
+    pub fn ctas_per_row(self) -> u32 {
+        match self {
+            BwdEntry::WholeRow => 1,
+            BwdEntry::ClusterHalves => CLUSTER_CTAS,
+        }
+    }
+}
+
+/// CTAs per cluster of the backward cluster kernels (their `__cluster_dims__`), one column
+/// half of a row each.
+pub const CLUSTER_CTAS: u32 = 2;
+
+/// Columns of a row's first half (cluster_half.cuh `ClusterHalf::half_cols`): the first
+/// ceil(chunks / 2) whole 16-byte chunks. The second half, the rest, is no wider.
+pub fn half_cols<T>(cols: usize) -> usize {
+    let vec = chunk_elems::<T>() as usize;
+    (cols / vec).div_ceil(2) * vec
+}
+
+/// A launch of a cluster kernel must be whole clusters: a plain `cuLaunchKernel` takes the
+/// cluster shape from the cubin and fails on a grid that is not a multiple of it.
+pub fn check_cluster_grid(kernel: &'static str, config: &LaunchConfig) -> Result<(), Error> {
+    if config.grid[0] % CLUSTER_CTAS == 0 {
+        return Ok(());
+    }
+    Err(LaunchError::Geometry {
+        kernel,
+        requirement: "whole clusters of 2 CTAs (an even grid.x)",
+        config: *config,
+    }
+    .into())
+}
+
+/// A cluster backward's geometry words for its launch record (and so the STAMP line).
+pub(crate) fn cluster_words(geometry: &RowGeometry, rows_per_cluster: u32, walk: &str) -> String {
+    format!(
+        "threads_per_cta={} ctas_per_row={CLUSTER_CTAS} rows_per_cluster={rows_per_cluster} walk={walk}",
+        geometry.threads_per_row,
+    )
 }
 
 /// The partial-row sum kernel (`sum_partial_rows`): 512 threads, 128 columns per block.
@@ -152,6 +206,11 @@ pub(crate) fn one_block_geometry<T>(
         .find(|g| g.threads() <= kernel.max_threads && g.walk::<T>(kernel, cols) == Walk::Resident)
 }
 
+/// Dynamic shared memory a block of a kernel with `static_smem_bytes` may take on this GPU.
+pub(crate) fn dynamic_smem_limit(gpu: &Gpu, static_smem_bytes: u32) -> u32 {
+    gpu.device().limits.max_smem_per_block_optin - static_smem_bytes
+}
+
 /// A backward's row geometry on this GPU: [`one_block_geometry`] where it applies (the
 /// kernel's `static_smem_bytes` taken from the GPU's shared memory per block), else
 /// [`RowGeometry::select_for`]'s.
@@ -164,7 +223,7 @@ pub(crate) fn bwd_geometry<T>(
     sums: u32,
 ) -> Result<RowGeometry, Error> {
     let device = gpu.device();
-    let max_dynamic_smem = device.limits.max_smem_per_block_optin - static_smem_bytes;
+    let max_dynamic_smem = dynamic_smem_limit(gpu, static_smem_bytes);
     let choice = (threads, blocks);
     match one_block_geometry::<T>(kernel, (rows, cols), choice, sums, max_dynamic_smem) {
         Some(g) => Ok(g),
@@ -181,6 +240,48 @@ pub(crate) fn bwd_geometry<T>(
 /// The most rows [`one_block_geometry`] puts in one block: one SM then moves them all, where
 /// more rows would spread over more SMs.
 pub(crate) const ONE_BLOCK_ROWS: usize = 16;
+
+/// The widest row group [`packed_geometry`] packs: two warps. Row groups that span warps
+/// reduce with block-wide barriers, so a block's packed groups step through each reduction
+/// together; past two warps that lockstep cost more than the partial rows it saves (H100,
+/// run124: RMSNorm 16384 x 8192, four 256-thread groups a block, 0.87x the unpacked plan;
+/// 4000 x 8192 and 1024 x 14336 0.96x), where groups of 32-64 threads took 1.06-1.85x.
+pub(crate) const PACKED_MAX_ROW_THREADS: u32 = 64;
+
+/// The whole-row backward's geometry with its row groups packed where the rows outnumber the
+/// SMs and a group is at most [`PACKED_MAX_ROW_THREADS`] wide: about `rows / sms` row groups
+/// a block (at least `geometry`'s, within the kernel's threads and the `sums` accumulators
+/// within `max_dynamic_smem` bytes), so a wave of blocks takes every row in a step or two.
+/// Every block (row range) writes a partial row per column sum, which the second launch
+/// reads back: a block of one row group a row (1024 x 768 took 1024 ranges) moved as many
+/// partial-row bytes as the rows themselves, and the sums' launch (6 blocks at 768 columns)
+/// added 1024 partial rows a column. Automatic threads and ranges only: fixed counts keep
+/// their geometry (and so their bits).
+pub(crate) fn packed_geometry<T>(
+    geometry: RowGeometry,
+    kernel: &RowKernel,
+    (rows, cols): (usize, usize),
+    (threads, blocks): (Threads, Option<u32>),
+    (sums, max_dynamic_smem): (u32, u32),
+    sms: u32,
+) -> RowGeometry {
+    let auto = threads == Threads::Auto && blocks.is_none();
+    let sms = sms.max(1) as usize;
+    if !auto || rows <= sms || geometry.threads_per_row > PACKED_MAX_ROW_THREADS {
+        return geometry;
+    }
+    let by_threads = kernel.max_threads / geometry.threads_per_row;
+    let group_smem = acc_bytes::<T>(cols) * u64::from(sums);
+    let by_smem = (u64::from(max_dynamic_smem) / group_smem.max(1)).min(u64::from(u32::MAX)) as u32;
+    let wanted = rows.div_ceil(sms).min(u32::MAX as usize) as u32;
+    RowGeometry {
+        rows_per_block: wanted
+            .min(by_threads)
+            .min(by_smem)
+            .max(geometry.rows_per_block),
+        ..geometry
+    }
+}
 
 /// Row ranges of a backward launch: `blocks`, or by default one wave of them: `per_sm()`
 /// resident blocks on each SM (asked only then), over the CTAs that share a row range.
@@ -359,6 +460,53 @@ mod tests {
             crate::ops::rows::SPREAD_CHUNKS,
             u64::from(cu_constant(norm, "kShortChunks"))
         );
+    }
+
+    #[test]
+    fn many_rows_pack_row_groups_within_threads_and_shared_memory() {
+        let rms = crate::ops::rmsnorm::BWD;
+        let ln = crate::ops::layernorm::BWD;
+        let at = |threads_per_row| RowGeometry {
+            threads_per_row,
+            rows_per_block: 1,
+        };
+        let auto = (Threads::Auto, None);
+        let h100_smem = 227 * 1024;
+        let pack = |kernel: &RowKernel, g, shape, choice, sums| {
+            packed_geometry::<Bf16>(g, kernel, shape, choice, (sums, h100_smem), 132).rows_per_block
+        };
+        // 1024 x 768 on 132 SMs: ceil(1024 / 132) = 8 row groups a block, 128 blocks.
+        assert_eq!(pack(&rms, at(64), (1024, 768), auto, 1), 8);
+        // Many rows: as many as the kernel's threads take (1024 / 64).
+        assert_eq!(pack(&rms, at(64), (32768, 768), auto, 1), 16);
+        // LayerNorm at 2048 columns: 512 threads / 64 a row.
+        assert_eq!(pack(&ln, at(64), (16384, 2048), auto, 2), 8);
+        // Shared memory bounds it: f32 rows of 8192 columns in 16 threads (sums of 64 KB a
+        // row group): 3 within 227 KB.
+        assert_eq!(
+            packed_geometry::<f32>(at(16), &rms, (16384, 8192), auto, (2, h100_smem), 132)
+                .rows_per_block,
+            3
+        );
+        // Row groups wider than two warps are not packed (their barriers are the block's).
+        assert_eq!(pack(&rms, at(256), (16384, 8192), auto, 1), 1);
+        assert_eq!(pack(&ln, at(448), (4000, 14336), auto, 2), 1);
+        // No more rows than SMs, or fixed counts: as selected.
+        assert_eq!(pack(&rms, at(64), (132, 768), auto, 1), 1);
+        assert_eq!(
+            pack(&rms, at(64), (1024, 768), (Threads::PerRow(64), None), 1),
+            1
+        );
+        assert_eq!(
+            pack(&rms, at(64), (1024, 768), (Threads::Auto, Some(8)), 1),
+            1
+        );
+        // Never fewer row groups than the selector's.
+        let shared = RowGeometry {
+            threads_per_row: 16,
+            rows_per_block: 8,
+        };
+        assert_eq!(pack(&rms, shared, (200, 64), auto, 1), 8);
     }
 
     #[test]

@@ -29,11 +29,11 @@
 
 use super::norm::{
     acc_bytes, acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers,
-    check_eps, colsum_launch, range_config, ranges, split_rows, sums_words, whole_row_words,
-    within_bound, Extent, Residual,
+    check_eps, cluster_words, colsum_launch, dynamic_smem_limit, packed_geometry, range_config,
+    ranges, split_rows, sums_words, whole_row_words, within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
-use super::rows::{check_rows_cols, chunk_elems, RowGeometry, RowKernel, Walk};
+use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
 use super::{Launched, Threads};
 use crate::kernels::{
     RmsnormBwd, RmsnormBwdCluster, RmsnormDweight, RmsnormFwd, RmsnormFwdCluster,
@@ -41,9 +41,11 @@ use crate::kernels::{
 };
 use crate::runtime::launchers::Dtype;
 use crate::runtime::{DevicePtr, DeviceRead, DeviceView, DeviceWrite, StreamHandle};
-use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig, LaunchError};
+use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig};
 
-pub use super::norm::{runs_clusters, BwdLaunched};
+pub use super::norm::{
+    check_cluster_grid, half_cols, runs_clusters, BwdEntry, BwdLaunched, CLUSTER_CTAS,
+};
 pub use super::norm_fwd::{fwd_cluster_geometry, FWD_CLUSTER_CTAS};
 
 /// The forward kernel: 8 resident chunks per thread, up to 1024 threads per row.
@@ -76,9 +78,6 @@ pub const BWD_CLUSTER: RowKernel = RowKernel {
     resident_chunks: 4,
     max_threads: 512,
 };
-
-/// CTAs per cluster of [`BWD_CLUSTER`] (its `__cluster_dims__`), one column half of a row each.
-pub const CLUSTER_CTAS: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RmsNormOptions {
@@ -250,31 +249,11 @@ impl Default for RmsNormBwdOptions {
     }
 }
 
-/// Which backward kernel a plan launches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BwdEntry {
-    /// `rmsnorm_bwd`: a block takes whole rows.
-    WholeRow,
-    /// `rmsnorm_bwd_cluster`: the [`CLUSTER_CTAS`] CTAs of a cluster share each row, one column
-    /// half each, and exchange their row sums through distributed shared memory.
-    ClusterHalves,
-}
-
-impl BwdEntry {
-    /// CTAs that share each row.
-    pub fn ctas_per_row(self) -> u32 {
-        match self {
-            BwdEntry::WholeRow => 1,
-            BwdEntry::ClusterHalves => CLUSTER_CTAS,
-        }
-    }
-
-    /// Its entry point for `T`: `rmsnorm_bwd_bf16`, `rmsnorm_bwd_cluster_bf16`.
-    fn entry<T: Dtype>(self) -> &'static str {
-        match self {
-            BwdEntry::WholeRow => RmsnormBwd::<T>::info().name,
-            BwdEntry::ClusterHalves => RmsnormBwdCluster::<T>::info().name,
-        }
+/// A backward entry's kernel for `T`: `rmsnorm_bwd_bf16`, `rmsnorm_bwd_cluster_bf16`.
+fn entry_name<T: Dtype>(entry: BwdEntry) -> &'static str {
+    match entry {
+        BwdEntry::WholeRow => RmsnormBwd::<T>::info().name,
+        BwdEntry::ClusterHalves => RmsnormBwdCluster::<T>::info().name,
     }
 }
 
@@ -325,13 +304,9 @@ impl RmsNormBwdPlan {
             BwdEntry::WholeRow => {
                 whole_row_words(&self.geometry, self.rows_per_block, self.walk::<T>())
             }
-            BwdEntry::ClusterHalves => format!(
-                "threads_per_cta={} ctas_per_row={} rows_per_cluster={} walk={}",
-                self.geometry.threads_per_row,
-                self.entry.ctas_per_row(),
-                self.rows_per_block,
-                self.walk::<T>()
-            ),
+            BwdEntry::ClusterHalves => {
+                cluster_words(&self.geometry, self.rows_per_block, self.walk::<T>())
+            }
         };
         format!("{words} {}", sums_words(self.blocks))
     }
@@ -356,13 +331,6 @@ pub fn accumulator_bytes<T>(cols: usize, row_groups: u32) -> u32 {
     u32::try_from(acc_bytes::<T>(cols) * u64::from(row_groups)).unwrap_or(u32::MAX)
 }
 
-/// Columns of a row's first half (cuda/rmsnorm.cu `ClusterHalf::half_cols`): the first
-/// ceil(chunks / 2) whole 16-byte chunks. The second half, the rest, is no wider.
-pub fn half_cols<T>(cols: usize) -> usize {
-    let vec = chunk_elems::<T>() as usize;
-    (cols / vec).div_ceil(2) * vec
-}
-
 /// The cluster kernel's per-CTA geometry for rows of `cols`, where it takes them: automatic
 /// threads, a whole-row block that would hold its SM alone (`whole_blocks_per_sm == 1`:
 /// nothing overlaps its reduction and writes but its own prefetch), and halves that stay
@@ -382,20 +350,6 @@ pub fn cluster_geometry<T>(
     (g.walk::<T>(&BWD_CLUSTER, half) == Walk::Resident).then_some(g)
 }
 
-/// A launch of the cluster kernel must be whole clusters: a plain `cuLaunchKernel` takes
-/// the cluster shape from the cubin and fails on a grid that is not a multiple of it.
-pub fn check_cluster_grid(kernel: &'static str, config: &LaunchConfig) -> Result<(), Error> {
-    if config.grid[0] % CLUSTER_CTAS == 0 {
-        return Ok(());
-    }
-    Err(LaunchError::Geometry {
-        kernel,
-        requirement: "whole clusters of 2 CTAs (an even grid.x)",
-        config: *config,
-    }
-    .into())
-}
-
 /// Plans a backward launch of `rows x cols` on this GPU (for the workspace size).
 pub fn rmsnorm_backward_plan<T: Dtype>(
     gpu: &Gpu,
@@ -403,7 +357,7 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
     cols: usize,
     opts: &RmsNormBwdOptions,
 ) -> Result<RmsNormBwdPlan, Error> {
-    let name = BwdEntry::WholeRow.entry::<T>();
+    let name = entry_name::<T>(BwdEntry::WholeRow);
     check_rows_cols(name, rows, cols)?;
     let limits = gpu.kernel::<RmsnormBwd<T>>()?.limits();
     let kernel = bwd_kernel(limits.max_threads_per_block);
@@ -436,7 +390,20 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
             let smem = acc_smem_bytes::<T>(name, half_cols::<T>(cols), g.rows_per_block, 1)?;
             (BwdEntry::ClusterHalves, g, BWD_CLUSTER, smem)
         }
-        None => (BwdEntry::WholeRow, whole, kernel, whole_smem),
+        None => {
+            // Packed after the cluster choice, which asks whether one row group a block
+            // would hold its SM alone.
+            let packed = packed_geometry::<T>(
+                whole,
+                &kernel,
+                (rows, cols),
+                choice,
+                (1, dynamic_smem_limit(gpu, limits.static_smem_bytes)),
+                gpu.device().sm_count,
+            );
+            let smem = acc_smem_bytes::<T>(name, cols, packed.rows_per_block, 1)?;
+            (BwdEntry::WholeRow, packed, kernel, smem)
+        }
     };
     let ranges = ranges(gpu, name, opts.blocks, entry.ctas_per_row(), || {
         resident_blocks::<T>(gpu, entry, geometry.threads(), smem_bytes)
@@ -510,7 +477,7 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
         held.4.view,
         held.5.view,
     );
-    let name = BwdEntry::WholeRow.entry::<T>();
+    let name = entry_name::<T>(BwdEntry::WholeRow);
     let dw_name = RmsnormDweight::<T>::info().name;
     let (r, c) = check_rows_cols(name, rows, cols)?;
     check_eps(name, opts.eps)?;
@@ -525,7 +492,7 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
     check_bwd_buffers::<T>(rows, cols, &inputs, &outputs, ws, plan.workspace_len())?;
 
     let main = Launched {
-        kernel: plan.entry.entry::<T>(),
+        kernel: entry_name::<T>(plan.entry),
         config: plan.config(),
         choice: plan.describe::<T>().into(),
     };
@@ -580,7 +547,7 @@ pub fn rmsnorm_backward<T: Dtype, S: StreamHandle>(
 mod tests {
     use super::*;
     use crate::ops::rows::cu_constant;
-    use crate::runtime::{ArtifactKind, Bf16, Route};
+    use crate::runtime::{ArtifactKind, Bf16, LaunchError, Route};
 
     #[test]
     fn kernel_constants_match_cuda_rmsnorm_cu() {

@@ -83,9 +83,8 @@ impl Segments {
     }
 }
 
-/// The flat kernel: 256 threads, resident 8 blocks per SM (its contract).
+/// The flat kernel's block.
 const FLAT_THREADS: u32 = 256;
-const FLAT_BLOCKS_PER_SM: u32 = 8;
 
 /// `out[i] = silu(gate[i]) * up[i]` for the `out.len()` elements of out (gate and up hold at
 /// least as many).
@@ -107,12 +106,12 @@ pub fn swiglu<T: Dtype, S: StreamHandle>(
     gb.at_least(tensor_bytes::<T>(1, n))?;
     ub.at_least(tensor_bytes::<T>(1, n))?;
     check_disjoint(&[ob], &[gb, ub])?;
-    // One wave of resident blocks (6 per SM where the cubin holds no more), fewer when there
-    // is less work; the kernel loops.
+    // A block per FLAT_THREADS chunks, a chunk a thread (the grid's 2^31 - 1 blocks cover
+    // 2^42 elements; beyond, the kernel loops).
     let chunks = (n as u64).div_ceil(u64::from(super::rows::chunk_elems::<T>()));
-    let per_sm = super::rows::wave_blocks_per_sm(gpu, name, FLAT_THREADS, FLAT_BLOCKS_PER_SM);
-    let wave = u64::from(gpu.device().sm_count.max(1) * per_sm);
-    let blocks = chunks.div_ceil(u64::from(FLAT_THREADS)).clamp(1, wave) as u32;
+    let blocks = chunks
+        .div_ceil(u64::from(FLAT_THREADS))
+        .clamp(1, i32::MAX as u64) as u32;
     let launched = Launched {
         kernel: name,
         config: LaunchConfig::linear(blocks, FLAT_THREADS),

@@ -11,11 +11,12 @@ use crate::common::reference;
 use crate::guarded::Guarded;
 use crate::{
     check_repeat_and_graph, for_each_case, gpu_common, out, refused, seed, sync, GpuElem, Layout,
-    Outcome, Output, ALIGNED,
+    Outcome, Output, ALIGNED, PACKED_SHAPES,
 };
 use cubins::ops::layernorm::{
-    bwd_streams, layernorm, layernorm_backward, layernorm_backward_plan, layernorm_residual,
-    layernorm_residual_into, LayerNormBwdOptions, LayerNormBwdPlan, LayerNormOptions,
+    bwd_streams, half_cols, layernorm, layernorm_backward, layernorm_backward_plan,
+    layernorm_residual, layernorm_residual_into, runs_clusters, BwdEntry, LayerNormBwdOptions,
+    LayerNormBwdPlan, LayerNormOptions,
 };
 use cubins::ops::Threads;
 use cubins::runtime::{Bf16, Error, Gpu, LaunchError};
@@ -110,8 +111,9 @@ pub(crate) fn layernorm_residual_case<T: GpuElem>(
 }
 
 /// The backward's plan, or `None` where the GPU's shared memory per block cannot hold the
-/// row groups' dw and db accumulators: then the refusal must be that one, before launch.
-fn plan_or_refusal<T: GpuElem>(
+/// row groups' dw and db accumulators (with automatic threads on a route that runs the
+/// cluster kernel: a half row's): then the refusal must be that one, before launch.
+pub(crate) fn plan_or_refusal<T: GpuElem>(
     gpu: &Gpu,
     (rows, cols): (usize, usize),
     opts: &LayerNormBwdOptions,
@@ -120,11 +122,19 @@ fn plan_or_refusal<T: GpuElem>(
         Ok(plan) => Some(plan),
         Err(e) => {
             let vec = 16 / std::mem::size_of::<T>();
-            let accumulators = 2 * (cols / vec + 1) * vec * 4;
-            let limit = gpu.device().limits.max_smem_per_block_optin as usize;
+            let route = gpu.route(&format!("layernorm_bwd_{}", T::NAME)).unwrap();
+            let halves = runs_clusters(&route) && opts.threads == Threads::Auto;
+            let span = if halves {
+                half_cols::<T::Dev>(cols)
+            } else {
+                cols
+            };
+            let accumulators = 2 * (span / vec + 1) * vec * 4;
+            // Less the kernel's static shared memory (under 1 KB).
+            let limit = gpu.device().limits.max_smem_per_block_optin as usize - 1024;
             assert!(
-                matches!(e, Error::Launch(LaunchError::SharedMemory { .. })) && accumulators > limit / 2,
-                "{rows}x{cols} {}: refused with `{e}` ({accumulators} B of accumulators per row group, {limit} B per block)",
+                matches!(e, Error::Launch(LaunchError::SharedMemory { .. })) && accumulators > limit,
+                "{rows}x{cols} {}: refused with `{e}` ({accumulators} B of accumulators per row group over {span} columns, {limit} B per block)",
                 T::NAME
             );
             None
@@ -183,9 +193,21 @@ pub(crate) fn layernorm_backward_case<T: GpuElem>(
 
 /// Backward rows beyond the row ops' shapes: past a resident tile of 512 threads (bf16,
 /// f16: 16384 columns; f32: 8192), so streamed a chunk at a time (the Blackwell builds:
-/// element by element); and one block per SM at 14336 columns with several rows per block
-/// (3 ranges), whose row groups prefetch their next rows.
-const BACKWARD_SHAPES: &[(usize, usize)] = &[(3, 16392), (2, 20000), (7, 8200), (131, 14336)];
+/// element by element); one block per SM at 14336 columns with several rows per block
+/// (3 ranges), whose row groups prefetch their next rows; and rows whose accumulators
+/// exceed a block's shared memory, which sm_90 cubins split over a 2-CTA cluster (bf16 and
+/// f16 halves of 16384 resident, f32 halves streamed; at 32771 columns rows after the
+/// first are unaligned, so element by element; 3 rows over a fixed 3 ranges: a cluster a
+/// row) and other GPUs refuse.
+const BACKWARD_SHAPES: &[(usize, usize)] = &[
+    (3, 16392),
+    (2, 20000),
+    (7, 8200),
+    (131, 14336),
+    (3, 32768),
+    (4, 32771),
+    (67, 30000),
+];
 
 fn parity_forward<T: GpuElem>(gpu: &Gpu) {
     for_each_case(|shape, layout| {
@@ -219,7 +241,7 @@ fn parity_backward<T: GpuElem>(gpu: &Gpu) {
         }
     };
     for_each_case(&mut check);
-    for &shape in BACKWARD_SHAPES {
+    for &shape in BACKWARD_SHAPES.iter().chain(PACKED_SHAPES) {
         check(shape, ALIGNED);
     }
 }
@@ -245,8 +267,9 @@ gates! {
 }
 
 /// The launches the plan describes: cubin route, resident rows at 64 x 4096 bf16 (forward
-/// and backward), a backward whose block holds its SM alone says it prefetches, and rows
-/// past a resident tile stream (element by element where the loaded kernel does not).
+/// and backward), a backward whose block holds its SM alone says it prefetches, rows past a
+/// resident tile stream (element by element where the loaded kernel does not), and rows
+/// past a block's shared memory take cluster halves where the route runs them.
 #[test]
 #[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
 fn layernorm_takes_the_planned_walks() {
@@ -265,12 +288,17 @@ fn layernorm_takes_the_planned_walks() {
         assert!(stamp.contains("walk=resident"), "{stamp}");
     }
     let opts = LayerNormBwdOptions::default();
-    for cols in [4096, 14336, 20000] {
+    let clusters = runs_clusters(&gpu.route("layernorm_bwd_bf16").unwrap());
+    for cols in [4096, 14336, 20000, 32768] {
         let Some(plan) = plan_or_refusal::<bf16>(&gpu, (8192, cols), &opts) else {
             continue; // a GPU with less shared memory per block than the H100's
         };
         let words = plan.describe::<Bf16>();
         println!("8192x{cols}: {words} blocks={}", plan.blocks);
+        // Past a block's shared memory (29 007 columns) only as cluster halves.
+        let halves = clusters && cols > 29007;
+        assert_eq!(plan.entry == BwdEntry::ClusterHalves, halves, "{words}");
+        assert_eq!(halves, words.contains("ctas_per_row=2"), "{words}");
         assert_eq!(
             plan.alone_on_sm,
             words.contains("prefetch=next_row"),
@@ -281,16 +309,28 @@ fn layernorm_takes_the_planned_walks() {
         } else {
             "walk=elementwise"
         };
-        let resident = cols <= plan.kernel.max_threads as usize * 4 * 8;
+        let span = if halves {
+            half_cols::<Bf16>(cols)
+        } else {
+            cols
+        };
+        let resident = span <= plan.kernel.max_threads as usize * 4 * 8;
         assert_eq!(resident, words.contains("walk=resident"), "{words}");
         assert_eq!(!resident, words.contains(long_walk), "{words}");
     }
-    // 4096 columns: 128 threads and 32.8 KB of accumulators; several blocks share an SM.
-    assert!(
-        !layernorm_backward_plan::<Bf16>(&gpu, 8192, 4096, &opts)
-            .unwrap()
-            .alone_on_sm
-    );
+    // 4096 columns at fixed ranges (row groups as selected): 128 threads and 32.8 KB of
+    // accumulators a block; several blocks share an SM.
+    let fixed = LayerNormBwdOptions {
+        blocks: Some(264),
+        ..opts
+    };
+    let shared = layernorm_backward_plan::<Bf16>(&gpu, 8192, 4096, &fixed).unwrap();
+    assert_eq!(shared.geometry.rows_per_block, 1, "{shared:?}");
+    assert!(!shared.alone_on_sm, "{shared:?}");
+    // Automatic: the rows outnumber the SMs, so a block packs row groups (and holds its SM).
+    let packed = layernorm_backward_plan::<Bf16>(&gpu, 8192, 4096, &opts).unwrap();
+    println!("8192x4096: {}", packed.describe::<Bf16>());
+    assert!(packed.geometry.rows_per_block > 1, "{packed:?}");
 }
 
 /// The plan (blocks, so the workspace size and the dw and db bits) must not depend on

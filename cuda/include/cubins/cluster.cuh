@@ -92,6 +92,13 @@ __device__ __forceinline__ void cluster_store_counted(uint32_t peer_addr, float 
                : "memory");
 }
 
+__device__ __forceinline__ void cluster_store_counted(uint32_t peer_addr, float4 v, uint32_t peer_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
+                   peer_addr),
+               "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(peer_bar)
+               : "memory");
+}
+
 __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
   mbarrier_wait_parity(shared_addr(bar), parity);
 }
@@ -106,6 +113,15 @@ __device__ __forceinline__ float shared_load(const float* local) {
 __device__ __forceinline__ float2 shared_load(const float2* local) {
   float2 v;
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(shared_addr(local)) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ float4 shared_load(const float4* local) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(shared_addr(local))
+               : "memory");
   return v;
 }
 

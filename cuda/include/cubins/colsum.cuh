@@ -112,6 +112,7 @@ __device__ __forceinline__ void write_column_sums(const ColSumOut<T, kAccs>& to,
     }
     T* out = to.out[j] + first_col;
     const bool out_vec = (reinterpret_cast<uintptr_t>(out) & 15u) == 0;
+#pragma unroll 1
     for (int m = tid; m < chunks; m += block_threads) {
       float4 v[kPlanes];
 #pragma unroll
@@ -144,6 +145,7 @@ __device__ __forceinline__ void write_column_sums(const ColSumOut<T, kAccs>& to,
         for (int i = 0; i < kVec; ++i) out[m * kVec + i] = from_float<T>(f[i]);
       }
     }
+#pragma unroll 1
     for (int c = chunks * kVec + tid; c < end; c += block_threads) {
       const float v = c < span_cols ? block_column_sum<T, kAccs>(acc_all, acc_floats, span_cols, j, c) : 0.0f;
       if (partial != nullptr) {

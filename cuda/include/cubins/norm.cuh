@@ -416,7 +416,8 @@ __device__ __forceinline__ void bwd_prefetch_next(const RowPlan<T>& p, const Row
   p.template prefetch_row_l2<kTileChunks>(a.dy + next);
 }
 
-// How a block covers its rows. WholeRows: every column of its row groups (any arch).
+// How a block covers its rows. WholeRows: every column of its row groups (any arch);
+// cluster_half.cuh's ClusterHalf: a column half of each row, with the cluster's other CTA.
 // kStreams: the build streams rows past a resident tile; kPrefetch: its blocks may hold an
 // SM alone, and prefetch their next row.
 template <bool kStreamsRows, bool kPrefetchRows>
@@ -433,9 +434,9 @@ struct WholeRows {
   __device__ __forceinline__ void finish() const {}
   // As row step s sees it (a cluster span's exchange slot).
   __device__ __forceinline__ WholeRows step(int) const { return *this; }
-  // The row's sums from the block's.
+  // The row's sums of a round (of its statistics' reductions) from the block's.
   template <class V>
-  __device__ __forceinline__ V combine(V sums) const {
+  __device__ __forceinline__ V combine(V sums, int = 0) const {
     return sums;
   }
 };
@@ -459,7 +460,9 @@ __device__ __forceinline__ void bwd_rows(const Span& span, const ColSumOut<T, kA
   float* acc_all = reinterpret_cast<float*>(acc_smem);
   const int block_threads = blockDim.x * blockDim.y;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  // acc_floats is a multiple of kVec, so of 4: zeroed a float4 at a time.
+  // acc_floats is a multiple of kVec, so of 4: zeroed a float4 at a time. Not unrolled: a
+  // few iterations a thread, where unrolling computes the trip count with a division.
+#pragma unroll 1
   for (int i = tid; i < kAccs * acc_floats * static_cast<int>(blockDim.y) / 4; i += block_threads) {
     acc_smem[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   }

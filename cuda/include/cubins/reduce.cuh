@@ -68,4 +68,12 @@ __device__ __forceinline__ V row_reduce(V v, Op op, V identity, V* scratch) {
   return v;
 }
 
+// A row group's share of a block's 32-slot reduction scratch: its warps' slots, where a
+// block holds several row groups that span warps (the backward norms' packed row groups; a
+// block has at most 32 warps). row_reduce indexes the slots it is given by warp of the row.
+template <class V>
+__device__ __forceinline__ V* row_group_scratch(V* scratch) {
+  return scratch + threadIdx.y * (blockDim.x >> 5);
+}
+
 }  // namespace cubins
