@@ -7,8 +7,9 @@
 //     [rows, cols]. (The layout of a fused gate/up projection whose weight stacks W_gate
 //     on W_up.)
 //
-// The flat kernel walks 16-byte chunks with a grid-stride loop, kFlatUnits chunks of each
-// input in flight per thread. The interleaved kernel walks rows (rows.cuh geometry): each
+// The flat kernel walks 16-byte chunks, one a thread under the host's grid (a block per 256
+// chunks); past the grid's 2^31 - 1 blocks it loops, kFlatUnits chunks of each input in flight
+// per thread. The interleaved kernel walks rows (rows.cuh geometry): each
 // row's chunks anchored on its out row, the gate and up halves 16-byte accessed when they
 // share that alignment; with few rows, gridDim.y blocks share each row, one segment of
 // seg_chunks chunks each (nothing is reduced over a row, so segments are independent).

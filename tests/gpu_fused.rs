@@ -597,7 +597,8 @@ fn parity_rows<T: GpuElem>(gpu: &Gpu) {
 }
 
 /// Backward rows that outnumber the SMs, whose automatic blocks pack several row groups
-/// (a tail column at 2050, a row group of 16 threads at 33).
+/// (a tail column at 2050, a row group of 16 threads at 33), and 300 x 4096, whose row
+/// groups of 128 threads stay one a block (`PACKED_MAX_ROW_THREADS`).
 const PACKED_SHAPES: &[(usize, usize)] = &[(1024, 768), (533, 2050), (300, 4096), (4000, 33)];
 
 fn parity_backward<T: GpuElem>(gpu: &Gpu) {

@@ -318,18 +318,21 @@ fn layernorm_takes_the_planned_walks() {
         assert_eq!(resident, words.contains("walk=resident"), "{words}");
         assert_eq!(!resident, words.contains(long_walk), "{words}");
     }
-    // 4096 columns at fixed ranges (row groups as selected): 128 threads and 32.8 KB of
-    // accumulators a block; several blocks share an SM.
+    // 4096 columns: 128 threads and 32.8 KB of accumulators a block, automatic or at fixed
+    // ranges; row groups of 128 threads are not packed, and several blocks share an SM.
     let fixed = LayerNormBwdOptions {
         blocks: Some(264),
         ..opts
     };
-    let shared = layernorm_backward_plan::<Bf16>(&gpu, 8192, 4096, &fixed).unwrap();
-    assert_eq!(shared.geometry.rows_per_block, 1, "{shared:?}");
-    assert!(!shared.alone_on_sm, "{shared:?}");
-    // Automatic: the rows outnumber the SMs, so a block packs row groups (and holds its SM).
-    let packed = layernorm_backward_plan::<Bf16>(&gpu, 8192, 4096, &opts).unwrap();
-    println!("8192x4096: {}", packed.describe::<Bf16>());
+    for o in [&opts, &fixed] {
+        let shared = layernorm_backward_plan::<Bf16>(&gpu, 8192, 4096, o).unwrap();
+        assert_eq!(shared.geometry.rows_per_block, 1, "{shared:?}");
+        assert!(!shared.alone_on_sm, "{shared:?}");
+    }
+    // 2048 columns (64-thread row groups), automatic: the rows outnumber the SMs, so a
+    // block packs row groups.
+    let packed = layernorm_backward_plan::<Bf16>(&gpu, 8192, 2048, &opts).unwrap();
+    println!("8192x2048: {}", packed.describe::<Bf16>());
     assert!(packed.geometry.rows_per_block > 1, "{packed:?}");
 }
 
