@@ -3,7 +3,7 @@
 //! - Every entry point in a cubin needs a manifest entry, and every manifest entry needs an
 //!   entry point (in the kernel file it names, on every built arch).
 //! - Rules (`max_registers`, `spills`, `max_stack_bytes`, `require`, `forbid`,
-//!   `min_blocks_per_sm`, `waits_on_grid`) apply per arch; `[kernels.NAME.arch.sm_XX]` overrides fields.
+//!   `min_blocks_per_sm`, `waits_on_grid`, `releases_grid`) apply per arch; `[kernels.NAME.arch.sm_XX]` overrides fields.
 //! - A violated rule listed in `exception.allow` (with a non-empty `reason`) is a warning;
 //!   so is every violation under `level = "warn"`. Everything else is an error, unless the
 //!   build runs with `CUBINS_CONTRACTS=warn` ([`Outcome::at_level`]): a crate that depends on
@@ -27,6 +27,9 @@ pub const MANIFEST_PATH: &str = "cuda/kernels.toml";
 /// The opcode class of `griddepcontrol.wait` in SASS.
 pub const GRID_WAIT_CLASS: &str = "ACQBULK";
 
+/// The opcode class of `griddepcontrol.launch_dependents` in SASS.
+pub const GRID_RELEASE_CLASS: &str = "PREEXIT";
+
 /// Rule names, as `exception.allow` lists them.
 pub const RULES: &[&str] = &[
     "max_registers",
@@ -36,6 +39,7 @@ pub const RULES: &[&str] = &[
     "forbid",
     "min_blocks_per_sm",
     "waits_on_grid",
+    "releases_grid",
 ];
 
 /// Result of checking every contract: errors fail the build, warnings print.
@@ -454,6 +458,19 @@ pub fn violations(k: &KernelReport, c: &Contract, entry: &KernelEntry) -> Vec<Vi
             ),
         });
     }
+    if c.releases_grid == Some(true)
+        && k.arch.major() >= 9
+        && count_matching(&k.opcode_classes, GRID_RELEASE_CLASS) == 0
+    {
+        v.push(Violation {
+            rule: "releases_grid",
+            detail: format!(
+                "no {GRID_RELEASE_CLASS} instruction in its SASS: it does not let the stream's next \
+                 kernel launch early (cubins::allow_next_grid), yet the contract says it does \
+                 (releases_grid = true)"
+            ),
+        });
+    }
     for pattern in c.forbid.iter().flatten() {
         let hits: Vec<String> = k
             .opcode_classes
@@ -575,6 +592,7 @@ fn rule_is_set(c: &Contract, rule: &str) -> bool {
         "forbid" => c.forbid.is_some(),
         "min_blocks_per_sm" => c.min_blocks_per_sm.is_some(),
         "waits_on_grid" => c.waits_on_grid.is_some(),
+        "releases_grid" => c.releases_grid.is_some(),
         _ => false,
     }
 }
@@ -692,6 +710,22 @@ min_blocks_per_sm = { block_size = 256, blocks = 8 }
         assert!(check(&manifest, kernel(Arch::new(80))).errors.is_empty());
         let mut k = kernel(Arch::new(100));
         k.opcode_classes.insert("ACQBULK".to_string(), 1);
+        assert!(check(&manifest, k).errors.is_empty());
+        assert!(check(MANIFEST, kernel(Arch::new(90))).errors.is_empty());
+    }
+
+    /// `releases_grid`: sm_90 and later code needs PREEXIT (the early launch of the next
+    /// kernel); earlier code has no such instruction and is not asked for one.
+    #[test]
+    fn a_releasing_kernel_must_hold_the_release_from_sm_90() {
+        let manifest = MANIFEST.replace("forbid = [", "releases_grid = true\nforbid = [");
+        let o = check(&manifest, kernel(Arch::new(90)));
+        let e = o.errors.join("\n");
+        assert!(e.contains(": releases_grid: no PREEXIT instruction"), "{e}");
+        assert!(e.contains("cubins::allow_next_grid"), "{e}");
+        assert!(check(&manifest, kernel(Arch::new(80))).errors.is_empty());
+        let mut k = kernel(Arch::new(100));
+        k.opcode_classes.insert("PREEXIT".to_string(), 1);
         assert!(check(&manifest, k).errors.is_empty());
         assert!(check(MANIFEST, kernel(Arch::new(90))).errors.is_empty());
     }

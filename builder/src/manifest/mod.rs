@@ -112,6 +112,10 @@ pub struct Contract {
     /// previous kernel, so on sm_90 and later its SASS must wait on the grid dependency
     /// (`griddepcontrol.wait`, opcode class `ACQBULK`) before it touches memory.
     pub waits_on_grid: Option<bool>,
+    /// `true`: the kernel lets the stream's next kernel launch before it finishes
+    /// (`griddepcontrol.launch_dependents`, opcode class `PREEXIT`, on sm_90 and later), a
+    /// launch overlap its measured speed depends on.
+    pub releases_grid: Option<bool>,
     /// A reviewed exception: the violations named in `allow` do not fail the build,
     /// and `reason` says why they are acceptable.
     pub exception: Option<Exception>,
@@ -216,6 +220,7 @@ macro_rules! with_rule_fields {
             forbid,
             min_blocks_per_sm,
             waits_on_grid,
+            releases_grid,
             exception,
             level
         )

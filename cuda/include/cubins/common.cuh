@@ -29,7 +29,8 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 // this grid leaves and wait in their own wait_for_previous_grid, so its launch overlaps this
 // grid's work instead of following it. Moves no data; the dependent still sees every write
 // of this grid (its wait returns only once this grid has finished). Called by the norms and
-// softmax right after their wait (H100, run124: 1.04-1.11x median per op over rows 1-4000).
+// softmax right after their wait (H100, run124: 1.04-1.11x median per op over rows 1-4000);
+// their contracts require its PREEXIT (`releases_grid` in cuda/kernels.toml).
 // Not by SwiGLU and RoPE, whose one-block launches took longer with it (SwiGLU 1 x 768
 // 0.85 -> 1.21 us, RoPE 1 x 768 0.91x): there the dependent's early blocks cost more than
 // the launch they hide.
