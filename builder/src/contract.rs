@@ -444,32 +444,33 @@ pub fn violations(k: &KernelReport, c: &Contract, entry: &KernelEntry) -> Vec<Vi
             });
         }
     }
-    // The wait exists from sm_90 (`griddepcontrol`); earlier code launches plainly.
-    if c.waits_on_grid == Some(true)
-        && k.arch.major() >= 9
-        && count_matching(&k.opcode_classes, GRID_WAIT_CLASS) == 0
-    {
-        v.push(Violation {
-            rule: "waits_on_grid",
-            detail: format!(
-                "no {GRID_WAIT_CLASS} instruction in its SASS: it does not wait on the grid dependency \
-                 (cubins::wait_for_previous_grid), yet the contract says the runtime launches it as a \
-                 programmatic dependent (waits_on_grid = true)"
-            ),
-        });
-    }
-    if c.releases_grid == Some(true)
-        && k.arch.major() >= 9
-        && count_matching(&k.opcode_classes, GRID_RELEASE_CLASS) == 0
-    {
-        v.push(Violation {
-            rule: "releases_grid",
-            detail: format!(
-                "no {GRID_RELEASE_CLASS} instruction in its SASS: it does not let the stream's next \
-                 kernel launch early (cubins::allow_next_grid), yet the contract says it does \
-                 (releases_grid = true)"
-            ),
-        });
+    // The grid controls exist from sm_90 (`griddepcontrol`); earlier code launches plainly.
+    let grid_controls = [
+        (
+            c.waits_on_grid,
+            "waits_on_grid",
+            GRID_WAIT_CLASS,
+            "it does not wait on the grid dependency (cubins::wait_for_previous_grid), yet the \
+             contract says the runtime launches it as a programmatic dependent (waits_on_grid = true)",
+        ),
+        (
+            c.releases_grid,
+            "releases_grid",
+            GRID_RELEASE_CLASS,
+            "it does not let the stream's next kernel launch early (cubins::allow_next_grid), yet \
+             the contract says it does (releases_grid = true)",
+        ),
+    ];
+    for (wanted, rule, class, what) in grid_controls {
+        if wanted == Some(true)
+            && k.arch.major() >= 9
+            && count_matching(&k.opcode_classes, class) == 0
+        {
+            v.push(Violation {
+                rule,
+                detail: format!("no {class} instruction in its SASS: {what}"),
+            });
+        }
     }
     for pattern in c.forbid.iter().flatten() {
         let hits: Vec<String> = k
