@@ -699,35 +699,28 @@ min_blocks_per_sm = { block_size = 256, blocks = 8 }
         check_all(&m, &[("copy".to_string(), &r)])
     }
 
-    /// `waits_on_grid`: sm_90 and later code needs ACQBULK (the wait before its first memory
-    /// access); earlier code has no such instruction and is not asked for one.
+    /// `waits_on_grid` and `releases_grid`: sm_90 and later code needs ACQBULK (the wait before
+    /// its first memory access) and PREEXIT (the early launch of the next kernel); earlier
+    /// code has no such instructions and is not asked for them.
     #[test]
-    fn a_programmatic_kernel_must_wait_on_the_grid_from_sm_90() {
-        let manifest = MANIFEST.replace("forbid = [", "waits_on_grid = true\nforbid = [");
-        let o = check(&manifest, kernel(Arch::new(90)));
-        let e = o.errors.join("\n");
-        assert!(e.contains(": waits_on_grid: no ACQBULK instruction"), "{e}");
-        assert!(e.contains("cubins::wait_for_previous_grid"), "{e}");
-        assert!(check(&manifest, kernel(Arch::new(80))).errors.is_empty());
-        let mut k = kernel(Arch::new(100));
-        k.opcode_classes.insert("ACQBULK".to_string(), 1);
-        assert!(check(&manifest, k).errors.is_empty());
-        assert!(check(MANIFEST, kernel(Arch::new(90))).errors.is_empty());
-    }
-
-    /// `releases_grid`: sm_90 and later code needs PREEXIT (the early launch of the next
-    /// kernel); earlier code has no such instruction and is not asked for one.
-    #[test]
-    fn a_releasing_kernel_must_hold_the_release_from_sm_90() {
-        let manifest = MANIFEST.replace("forbid = [", "releases_grid = true\nforbid = [");
-        let o = check(&manifest, kernel(Arch::new(90)));
-        let e = o.errors.join("\n");
-        assert!(e.contains(": releases_grid: no PREEXIT instruction"), "{e}");
-        assert!(e.contains("cubins::allow_next_grid"), "{e}");
-        assert!(check(&manifest, kernel(Arch::new(80))).errors.is_empty());
-        let mut k = kernel(Arch::new(100));
-        k.opcode_classes.insert("PREEXIT".to_string(), 1);
-        assert!(check(&manifest, k).errors.is_empty());
+    fn grid_controls_need_their_instruction_from_sm_90() {
+        for (rule, class, helper) in [
+            ("waits_on_grid", "ACQBULK", "cubins::wait_for_previous_grid"),
+            ("releases_grid", "PREEXIT", "cubins::allow_next_grid"),
+        ] {
+            let manifest = MANIFEST.replace("forbid = [", &format!("{rule} = true\nforbid = ["));
+            let o = check(&manifest, kernel(Arch::new(90)));
+            let e = o.errors.join("\n");
+            assert!(
+                e.contains(&format!(": {rule}: no {class} instruction")),
+                "{e}"
+            );
+            assert!(e.contains(helper), "{e}");
+            assert!(check(&manifest, kernel(Arch::new(80))).errors.is_empty());
+            let mut k = kernel(Arch::new(100));
+            k.opcode_classes.insert(class.to_string(), 1);
+            assert!(check(&manifest, k).errors.is_empty(), "{rule}");
+        }
         assert!(check(MANIFEST, kernel(Arch::new(90))).errors.is_empty());
     }
 
