@@ -95,6 +95,10 @@ const ROW_SHAPES: &[(usize, usize)] = &[
     // at 16384): the cluster kernel takes them there (more in CLUSTER_SHAPES_*).
     (5, 32768),
     (3, 16384),
+    // Rows the forward norms and softmax spread up to a wave of threads (1024 x 2048 bf16: 128
+    // threads a row; 4000 x 768: 32, four rows a block).
+    (1024, 2048),
+    (4000, 768),
 ];
 
 /// Layouts every row op is checked on, at (3, 4097) and (4, 4096).
@@ -1100,7 +1104,7 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
             let l = &o.launched[0];
             format!("{}@{}:{shape}", l.kernel, gpu.route(l.kernel).unwrap().arch)
         };
-        for shape in [(67, 4097), (64, 4096)] {
+        for shape in [(67, 4097), (64, 4096), (1024, 2048)] {
             let s = format!("{}x{}", shape.0, shape.1);
             let cases = [
                 rmsnorm_case::<T>(gpu, shape, ALIGNED),

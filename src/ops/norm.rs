@@ -573,6 +573,7 @@ mod tests {
             name: "k",
             resident_chunks: 4,
             max_threads: 512,
+            spread_threads_per_sm: crate::ops::rows::SPREAD_THREADS_PER_SM,
         };
         let auto = (Threads::Auto, None);
         let plenty = u32::MAX;

@@ -33,7 +33,10 @@ use super::norm::{
     ranges, split_rows, sums_words, whole_row_words, within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
-use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
+use super::rows::{
+    check_rows_cols, RowGeometry, RowKernel, Walk, SPREAD_THREADS_PER_SM,
+    WAVE_SPREAD_THREADS_PER_SM,
+};
 use super::{Launched, Threads};
 use crate::kernels::{
     RmsnormBwd, RmsnormBwdCluster, RmsnormDweight, RmsnormFwd, RmsnormFwdCluster,
@@ -48,18 +51,19 @@ pub use super::norm::{
 };
 pub use super::norm_fwd::{fwd_cluster_geometry, FWD_CLUSTER_CTAS};
 
-/// The forward kernel: 8 resident chunks per thread, up to 1024 threads per row.
+/// The forward kernel: 8 resident chunks per thread, up to 1024 threads per row, rows spread
+/// over up to a wave of threads.
 pub const FWD: RowKernel = RowKernel {
     name: "rmsnorm_fwd",
     resident_chunks: 8,
     max_threads: 1024,
+    spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
 };
 /// The forward kernel with the residual add (8 resident chunks; x and the residual loaded
 /// 2 chunks at a time).
 pub const FWD_RESIDUAL: RowKernel = RowKernel {
     name: "rmsnorm_fwd_residual",
-    resident_chunks: 8,
-    max_threads: 1024,
+    ..FWD
 };
 /// The backward kernel (x and dy resident, 4 chunks each; up to 1024 threads per row where
 /// the cubin's `__launch_bounds__` allow it: sm_90. Builds for older arches take 512 and
@@ -68,6 +72,7 @@ pub const BWD: RowKernel = RowKernel {
     name: "rmsnorm_bwd",
     resident_chunks: 4,
     max_threads: 1024,
+    spread_threads_per_sm: SPREAD_THREADS_PER_SM,
 };
 
 /// The backward kernel whose rows are shared by the CTAs of a cluster: each CTA takes one
@@ -77,6 +82,7 @@ pub const BWD_CLUSTER: RowKernel = RowKernel {
     name: "rmsnorm_bwd_cluster",
     resident_chunks: 4,
     max_threads: 512,
+    spread_threads_per_sm: SPREAD_THREADS_PER_SM,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]

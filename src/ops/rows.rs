@@ -34,6 +34,9 @@ pub struct RowKernel {
     pub resident_chunks: u32,
     /// `__launch_bounds__`: threads per block.
     pub max_threads: u32,
+    /// Threads per SM a launch whose rows are spread over more threads may take in all
+    /// ([`RowGeometry::select_for`]).
+    pub spread_threads_per_sm: u64,
 }
 
 /// Threads per row: chosen by the selector, or fixed (for sweeps and tests).
@@ -81,6 +84,12 @@ pub const SPREAD_CHUNKS: u64 = 2;
 /// Threads per SM a spread launch may take in all: a quarter of the 2048 an SM holds, so
 /// spreading only ever takes thread slots that few rows leave idle.
 pub const SPREAD_THREADS_PER_SM: u64 = 512;
+
+/// The forward norms' and softmax's spread budget: the 1024 threads an SM holds at their 64
+/// registers, one full wave. Measured on the H100 against the quarter (run126, fixed threads
+/// a row): 1024 x 2048 bf16 at 128 threads a row instead of 64 1.09-1.26x, 4000 x 768 at 32
+/// instead of 16 1.03-1.18x, 1024 x 3072 at 128 instead of 64 1.06-1.25x.
+pub const WAVE_SPREAD_THREADS_PER_SM: u64 = 1024;
 
 /// Threads per row for `threads` of work: 16, 32, or whole warps up to `max`.
 fn row_threads(threads: u64, max: u32) -> u32 {
@@ -130,7 +139,8 @@ impl RowGeometry {
     /// The geometry for `rows` rows of `cols` elements of `T` on a GPU of `sms` SMs. With
     /// automatic threads, [`select`](Self::select)'s, unless the rows are too few for it to
     /// fill the GPU: then each row is spread over more threads, down to [`SPREAD_CHUNKS`]
-    /// chunks a thread, as far as the launch stays within [`SPREAD_THREADS_PER_SM`] per SM.
+    /// chunks a thread, as far as the launch stays within the kernel's
+    /// `spread_threads_per_sm` per SM.
     /// (A handful of rows under the fewest-threads rule leaves most SMs idle and gives each
     /// thread a serial chain of up to `resident_chunks` dependent loads: a 1 x 768 RMSNorm
     /// took 3.1 us where the same bytes need one round trip.)
@@ -148,7 +158,7 @@ impl RowGeometry {
         let chunks = cols.div_ceil(chunk_elems::<T>() as usize) as u64;
         let spread = row_threads(chunks.div_ceil(SPREAD_CHUNKS), kernel.max_threads);
         // The most threads per row the budget allows, rounded down to a row width.
-        let budget = u64::from(sms) * SPREAD_THREADS_PER_SM / rows.max(1) as u64;
+        let budget = u64::from(sms) * kernel.spread_threads_per_sm / rows.max(1) as u64;
         let allowed = match budget {
             0..=31 => 16,
             b => (b / 32 * 32).min(u64::from(kernel.max_threads)) as u32,
@@ -311,6 +321,7 @@ mod tests {
         name: "rmsnorm_fwd",
         resident_chunks: 8,
         max_threads: 1024,
+        spread_threads_per_sm: SPREAD_THREADS_PER_SM,
     };
 
     fn auto<T>(cols: usize) -> RowGeometry {
@@ -411,6 +422,47 @@ mod tests {
         // Fixed threads are kept whatever the rows.
         let g = RowGeometry::select_for::<Bf16>(&FWD, 1, 8192, 132, Threads::PerRow(32));
         assert_eq!(g.unwrap().threads_per_row, 32);
+    }
+
+    #[test]
+    fn forward_norms_and_softmax_spread_up_to_a_wave() {
+        use crate::ops::{rmsnorm, softmax};
+        for kernel in [
+            rmsnorm::FWD,
+            rmsnorm::FWD_RESIDUAL,
+            softmax::FWD,
+            softmax::BWD,
+        ] {
+            assert_eq!(kernel.spread_threads_per_sm, WAVE_SPREAD_THREADS_PER_SM);
+        }
+        let wave = |rows, cols| {
+            RowGeometry::select_for::<Bf16>(&rmsnorm::FWD, rows, cols, 132, Threads::Auto)
+                .unwrap()
+                .threads_per_row
+        };
+        // 1024 rows: 132 threads a row within a wave, 128 (the quarter's budget gave 64).
+        assert_eq!(wave(1024, 2048), 128);
+        assert_eq!(wave(1024, 3072), 128);
+        assert_eq!(wave(1024, 768), 64, "2 chunks a thread at most");
+        assert_eq!(wave(1024, 8192), 128, "the fewest threads already");
+        // 4000 rows: 33, 32 (the quarter's gave the fewest, 16).
+        assert_eq!(wave(4000, 768), 32);
+        assert_eq!(wave(4000, 2048), 32);
+        assert_eq!(
+            wave(16384, 768),
+            16,
+            "rows that fill the GPU keep the fewest"
+        );
+        for rows in [1usize, 5, 100, 1000, 1024, 2000, 4000, 16384] {
+            for cols in [768usize, 2048, 3072, 8192, 20000] {
+                let g = wave(rows, cols);
+                let fewest = auto::<Bf16>(cols).threads_per_row;
+                assert!(
+                    g == fewest || rows as u64 * u64::from(g) <= 132 * WAVE_SPREAD_THREADS_PER_SM,
+                    "{rows}x{cols}: {g}"
+                );
+            }
+        }
     }
 
     #[test]

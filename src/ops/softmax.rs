@@ -20,24 +20,27 @@
 //! # Ok(()) }
 //! ```
 
-use super::rows::{check_disjoint, plan_rows, tensor_bytes, RowKernel};
+use super::rows::{check_disjoint, plan_rows, tensor_bytes, RowKernel, WAVE_SPREAD_THREADS_PER_SM};
 use super::{Launched, Threads};
 use crate::kernels::{SoftmaxBwd, SoftmaxFwd};
 use crate::runtime::launchers::Dtype;
 use crate::runtime::{DeviceRead, DeviceWrite, StreamHandle};
 use crate::runtime::{Error, Gpu, KernelSpec};
 
-/// Forward: x resident, 8 chunks per thread, up to 1024 threads per row.
+/// Forward: x resident, 8 chunks per thread, up to 1024 threads per row, rows spread over up
+/// to a wave of threads.
 pub const FWD: RowKernel = RowKernel {
     name: "softmax_fwd",
     resident_chunks: 8,
     max_threads: 1024,
+    spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
 };
-/// Backward: y and dy resident, 4 chunks each.
+/// Backward: y and dy resident, 4 chunks each; rows spread as the forward's.
 pub const BWD: RowKernel = RowKernel {
     name: "softmax_bwd",
     resident_chunks: 4,
     max_threads: 1024,
+    spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
 };
 
 /// `y = softmax(x)` over rows of `cols`; x and y hold `rows * cols` elements.

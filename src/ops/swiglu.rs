@@ -38,6 +38,7 @@ pub const INTERLEAVED: RowKernel = RowKernel {
     name: "swiglu_fwd_interleaved",
     resident_chunks: 4,
     max_threads: 1024,
+    spread_threads_per_sm: SPREAD_THREADS_PER_SM,
 };
 
 /// Threads of a block that takes one segment of a row (one chunk each, at most).
