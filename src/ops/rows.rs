@@ -317,15 +317,18 @@ mod tests {
     use super::*;
     use crate::runtime::Bf16;
 
-    const FWD: RowKernel = RowKernel {
-        name: "rmsnorm_fwd",
+    /// A kernel built as the forward norms' (8 resident chunks, up to 1024 threads a row) with
+    /// the quarter-SM spread budget: the selector's rules apart from the wave budget, which
+    /// `forward_norms_and_softmax_spread_up_to_a_wave` checks on the ops' own kernels.
+    const QUARTER: RowKernel = RowKernel {
+        name: "rows_test",
         resident_chunks: 8,
         max_threads: 1024,
         spread_threads_per_sm: SPREAD_THREADS_PER_SM,
     };
 
     fn auto<T>(cols: usize) -> RowGeometry {
-        RowGeometry::select::<T>(&FWD, cols, Threads::Auto).unwrap()
+        RowGeometry::select::<T>(&QUARTER, cols, Threads::Auto).unwrap()
     }
 
     #[test]
@@ -344,12 +347,12 @@ mod tests {
         assert_eq!(auto::<f32>(4096).threads_per_row, 128);
         for cols in [4096, 8192, 14336, 32768] {
             let g = auto::<Bf16>(cols);
-            assert_eq!(g.walk::<Bf16>(&FWD, cols), Walk::Resident, "{cols}");
+            assert_eq!(g.walk::<Bf16>(&QUARTER, cols), Walk::Resident, "{cols}");
         }
         // Past 1024 x 8 chunks the row is streamed.
         let g = auto::<Bf16>(1 << 17);
         assert_eq!(g.threads_per_row, 1024);
-        assert_eq!(g.walk::<Bf16>(&FWD, 1 << 17), Walk::Streamed);
+        assert_eq!(g.walk::<Bf16>(&QUARTER, 1 << 17), Walk::Streamed);
     }
 
     #[test]
@@ -370,7 +373,7 @@ mod tests {
     }
 
     fn for_rows<T>(rows: usize, cols: usize) -> RowGeometry {
-        RowGeometry::select_for::<T>(&FWD, rows, cols, 132, Threads::Auto).unwrap()
+        RowGeometry::select_for::<T>(&QUARTER, rows, cols, 132, Threads::Auto).unwrap()
     }
 
     #[test]
@@ -415,21 +418,23 @@ mod tests {
                         launched <= 132 * SPREAD_THREADS_PER_SM,
                         "{rows}x{cols}: {g:?}"
                     );
-                    assert_eq!(g.walk::<Bf16>(&FWD, cols), Walk::Resident);
+                    assert_eq!(g.walk::<Bf16>(&QUARTER, cols), Walk::Resident);
                 }
             }
         }
         // Fixed threads are kept whatever the rows.
-        let g = RowGeometry::select_for::<Bf16>(&FWD, 1, 8192, 132, Threads::PerRow(32));
+        let g = RowGeometry::select_for::<Bf16>(&QUARTER, 1, 8192, 132, Threads::PerRow(32));
         assert_eq!(g.unwrap().threads_per_row, 32);
     }
 
     #[test]
     fn forward_norms_and_softmax_spread_up_to_a_wave() {
-        use crate::ops::{rmsnorm, softmax};
+        use crate::ops::{layernorm, rmsnorm, softmax};
         for kernel in [
             rmsnorm::FWD,
             rmsnorm::FWD_RESIDUAL,
+            layernorm::FWD,
+            layernorm::FWD_RESIDUAL,
             softmax::FWD,
             softmax::BWD,
         ] {
@@ -469,14 +474,14 @@ mod tests {
     fn fixed_threads_are_checked() {
         for t in [16, 32, 64, 96, 1024] {
             assert_eq!(
-                RowGeometry::select::<Bf16>(&FWD, 4096, Threads::PerRow(t))
+                RowGeometry::select::<Bf16>(&QUARTER, 4096, Threads::PerRow(t))
                     .unwrap()
                     .threads_per_row,
                 t
             );
         }
         for t in [0, 8, 48, 1056] {
-            let e = RowGeometry::select::<Bf16>(&FWD, 4096, Threads::PerRow(t)).unwrap_err();
+            let e = RowGeometry::select::<Bf16>(&QUARTER, 4096, Threads::PerRow(t)).unwrap_err();
             assert!(e.to_string().contains("threads per row"), "{e}");
         }
     }
