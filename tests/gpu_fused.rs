@@ -99,6 +99,9 @@ const ROW_SHAPES: &[(usize, usize)] = &[
     // threads a row; 4000 x 768: 32, four rows a block).
     (1024, 2048),
     (4000, 768),
+    // The forward norms' warp walk (16-bit, aligned rows of whole chunks): 49 chunks over the
+    // 32 threads the spread gives 50 rows, so 17 threads hold a second chunk.
+    (50, 392),
 ];
 
 /// Layouts every row op is checked on, at (3, 4097) and (4, 4096).
@@ -1104,7 +1107,7 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
             let l = &o.launched[0];
             format!("{}@{}:{shape}", l.kernel, gpu.route(l.kernel).unwrap().arch)
         };
-        for shape in [(67, 4097), (64, 4096), (1024, 2048)] {
+        for shape in [(67, 4097), (64, 4096), (1024, 2048), (50, 392)] {
             let s = format!("{}x{}", shape.0, shape.1);
             let cases = [
                 rmsnorm_case::<T>(gpu, shape, ALIGNED),

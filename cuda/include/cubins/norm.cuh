@@ -268,6 +268,92 @@ __device__ __forceinline__ void fwd_row_elementwise(const RowPlan<T>& p, const F
   }
 }
 
+// The warp walk: rows of at most 32 threads (a row group within a warp) whose tensors are all
+// 16-byte aligned and whose length is whole chunks, at most kWarpChunks a thread. Every load of
+// the row and of its weight (and bias) chunks is issued first, then one butterfly per sum and
+// the stores: none of the general walks' head, tail or alignment tests per row, and no weight
+// load waiting behind the reduction. Its sums add the same terms in the same order as the
+// resident walk's (chunk by chunk, then the butterfly). kWarpChunks: x, w (and b) held together, 48 registers of operands
+// for 16-bit types; 0 (off) where the kernel then spills at its 64 registers: Blackwell's ptxas
+// (CUDA 13.0), and f32 (RMSNorm on sm_80, LayerNorm on sm_80 / sm_86 / sm_89).
+template <class T, class Norm>
+constexpr int kWarpChunks = kBlackwell || sizeof(T) != 2 ? 0 : Norm::kBias ? 4 : 6;
+
+// A warp walk's sums: one butterfly over the row's threads (row_reduce's, for a row of at most
+// a warp).
+struct WarpRow {
+  template <int kRound>
+  __device__ __forceinline__ float sum(float v, float*) const {
+    return warp_reduce(v, Sum{}, static_cast<int>(blockDim.x));
+  }
+};
+
+// Whether the launch's rows take the warp walk: the test is uniform over the launch.
+template <class T, int kChunks>
+__device__ __forceinline__ bool warp_walk_fits(uint32_t cols, uintptr_t bases) {
+  constexpr int kVec = Storage<T>::kVec;
+  return blockDim.x <= 32 && cols % kVec == 0 &&
+         cols <= static_cast<uint32_t>(blockDim.x * kChunks * kVec) && (bases & 15u) == 0;
+}
+
+template <class T, class Norm, int kChunks>
+__device__ __forceinline__ void fwd_rows_warp(const T* __restrict__ x, const T* __restrict__ w,
+                                              const T* __restrict__ b, T* __restrict__ y, uint32_t rows,
+                                              uint32_t cols, float eps) {
+  constexpr int kVec = Storage<T>::kVec;
+  const RowGroup g = RowGroup::current();
+  const int chunks = static_cast<int>(cols) / kVec;
+  const bool live = g.row < rows;
+  const int64_t offset = (live ? g.row : 0) * static_cast<int64_t>(cols);
+  // This thread's k-th chunk, m = k * threads + lane, if the row has it.
+  auto has = [&](int k) { return live && k * g.threads + g.lane < chunks; };
+  auto col = [&](int k) { return (k * g.threads + g.lane) * kVec; };
+  Chunk xc[kChunks], wc[kChunks], bc[Norm::kBias ? kChunks : 1];
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) {
+    if (has(k)) {
+      xc[k] = load_chunk(x + offset + col(k));
+      wc[k] = load_chunk(w + col(k));
+      if constexpr (Norm::kBias) bc[k] = load_chunk(b + col(k));
+    }
+  }
+  float first = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) {
+    if (has(k)) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) first += Norm::first(element<T>(xc[k], i));
+    }
+  }
+  const WarpRow split;
+  first = split.template sum<0>(first, nullptr);
+  const Norm norm = fwd_norm<Norm>(first, inv_cols(max(static_cast<int>(cols), 1)), eps, nullptr, split, [&](float mean) {
+    float cs = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kChunks; ++k) {
+      if (has(k)) {
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) {
+          const float d = element<T>(xc[k], i) - mean;
+          cs += d * d;
+        }
+      }
+    }
+    return cs;
+  });
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k) {
+    if (has(k)) {
+      float f[kVec];
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        f[i] = norm(element<T>(xc[k], i), element<T>(wc[k], i), Norm::kBias ? element<T>(bc[k], i) : 0.0f);
+      }
+      store_chunk(y + offset + col(k), pack<T>(f));
+    }
+  }
+}
+
 // One row per row group (Split: BlockRow), or per cluster (ClusterRow): rows of `cols`, a
 // resident tile of kChunks chunks per thread. residual_in / residual_out only with
 // kResidual, b only with Norm::kBias.
@@ -275,6 +361,15 @@ template <class T, class Norm, bool kResidual, int kChunks, class Split = BlockR
 __device__ __forceinline__ void norm_fwd(const T* __restrict__ x, const T* residual_in, T* residual_out,
                                          const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
                                          uint32_t rows, uint32_t cols, float eps) {
+  constexpr int kWarp = kWarpChunks<T, Norm>;
+  if constexpr (!kResidual && std::is_same_v<Split, BlockRow> && kWarp > 0) {
+    const uintptr_t bases = reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w) |
+                            reinterpret_cast<uintptr_t>(y) | (Norm::kBias ? reinterpret_cast<uintptr_t>(b) : 0u);
+    if (warp_walk_fits<T, kWarp>(cols, bases)) {
+      fwd_rows_warp<T, Norm, kWarp>(x, w, b, y, rows, cols, eps);
+      return;
+    }
+  }
   __shared__ float scratch[32];
   const Split split = Split::current();
   const RowGroup g = split.group();
