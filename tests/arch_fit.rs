@@ -329,7 +329,20 @@ fn every_row_geometry_fits_its_arch() {
         let few = |rows| {
             RowGeometry::select_for::<T>(&k, rows, cols, sm_count(cc), Threads::Auto).unwrap()
         };
-        for g in [many, few(1), few(16)] {
+        let mut geometries = vec![many, few(1), few(16)];
+        if [rmsnorm::FWD, layernorm::FWD].contains(kernel) {
+            // Many rows as the forward plans them: widened to the warp walk where it applies.
+            let (g, _) = rmsnorm::fwd_row_geometry::<T>(
+                &k,
+                (1 << 20, cols),
+                sm_count(cc),
+                route.cc,
+                Threads::Auto,
+            )
+            .unwrap();
+            geometries.push(g);
+        }
+        for g in geometries {
             let smem = match kernel.name {
                 n if n == rmsnorm::BWD.name => {
                     rmsnorm::accumulator_bytes::<T>(cols, g.rows_per_block)

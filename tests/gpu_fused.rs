@@ -102,7 +102,13 @@ const ROW_SHAPES: &[(usize, usize)] = &[
     // The forward norms' warp walk (16-bit, aligned rows of whole chunks): 49 chunks over the
     // 32 threads the spread gives 50 rows, so 17 threads hold a second chunk.
     (50, 392),
+    // Too many rows to spread (a 16-thread budget on 132 SMs): 66 chunks take the warp walk
+    // over 16 threads for RMSNorm, over 32 for LayerNorm (widened from the selector's 16).
+    WARP_WIDENED,
 ];
+
+/// Rows of whole chunks that LayerNorm's forward widens to the warp walk's 32 threads.
+const WARP_WIDENED: (usize, usize) = (9000, 528);
 
 /// Layouts every row op is checked on, at (3, 4097) and (4, 4096).
 const LAYOUTS: &[Layout] = &[
@@ -1051,6 +1057,31 @@ fn the_fast_path_is_taken() {
     );
 }
 
+/// The forward norms' 16-bit aligned rows of up to 32 threads take the warp walk where their
+/// route has it (code built before Blackwell), LayerNorm's widened to the threads it needs;
+/// the residual forms never do.
+#[test]
+#[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
+fn forward_norms_take_the_warp_walk() {
+    let gpu = gpu();
+    for (name, case) in forward_norm_cases::<bf16>(&gpu, WARP_WIDENED, ALIGNED) {
+        let l = &case.launched[0];
+        let stamp = l.stamp(&gpu).unwrap();
+        println!("{stamp}");
+        let warp = !name.contains("residual") && gpu.route(l.kernel).unwrap().code_cc < 100;
+        assert_eq!(stamp.contains("walk=warp"), warp, "{name}: {stamp}");
+        if warp {
+            let threads = if name == "layernorm" { 32 } else { 16 };
+            let want = format!("threads_per_row={threads} ");
+            assert!(stamp.contains(&want), "{name}: {stamp}");
+        }
+    }
+    for (_, case) in forward_norm_cases::<f32>(&gpu, WARP_WIDENED, ALIGNED) {
+        let stamp = case.launched[0].stamp(&gpu).unwrap();
+        assert!(!stamp.contains("walk=warp"), "f32: {stamp}");
+    }
+}
+
 /// Every row kernel but the cluster backward launches as a programmatic dependent of the
 /// stream's previous kernel wherever its route allows it (sm_90 code on a driver that
 /// launches them: the driver's version read here, not through the runtime's answer), and its
@@ -1125,6 +1156,14 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
             for c in &cases {
                 out.push((key(c, &s), c.digest()));
             }
+        }
+        // Forward rows LayerNorm widens to the warp walk's 32 threads (RMSNorm's take 16).
+        let s = format!("{}x{}", WARP_WIDENED.0, WARP_WIDENED.1);
+        for c in [
+            rmsnorm_case::<T>(gpu, WARP_WIDENED, ALIGNED),
+            layernorm::layernorm_case::<T>(gpu, WARP_WIDENED, ALIGNED),
+        ] {
+            out.push((key(&c, &s), c.digest()));
         }
         // Backward rows one launch takes: few short rows in one block, one long row.
         for &shape in [one_launch_shapes::<T>()[0], one_launch_shapes::<T>()[4]].iter() {

@@ -47,9 +47,10 @@ use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig};
 pub use super::norm::{half_cols, runs_clusters, BwdEntry, BwdLaunched, CLUSTER_CTAS};
 
 /// The forward kernel, built as RMSNorm's: 8 resident chunks per thread, up to 1024 threads
-/// per row.
+/// per row; its warp walk holds 4 chunks a thread (x, w and b).
 pub const FWD: RowKernel = RowKernel {
     name: "layernorm_fwd",
+    warp_chunks: 4,
     ..rmsnorm::FWD
 };
 /// The forward kernel with the residual add, built as RMSNorm's (8 resident chunks; x and

@@ -324,6 +324,7 @@ pub(crate) fn bwd_walk_word<T>(
         Walk::Resident => "resident",
         Walk::Streamed if streams => "streamed",
         Walk::Streamed => "elementwise",
+        Walk::Warp => "warp",
     }
 }
 
@@ -574,6 +575,7 @@ mod tests {
             resident_chunks: 4,
             max_threads: 512,
             spread_threads_per_sm: crate::ops::rows::SPREAD_THREADS_PER_SM,
+            warp_chunks: 0,
         };
         let auto = (Threads::Auto, None);
         let plenty = u32::MAX;

@@ -5,11 +5,10 @@
 //! row spreads over that many SMs instead of one.
 
 use super::norm::{check_eps, runs_clusters};
-use super::rows::{
-    check_rows_cols, chunk_elems, plan_rows, RowGeometry, RowKernel, Walk, SPREAD_CHUNKS,
-};
+use super::rows::SPREAD_CHUNKS;
+use super::rows::{check_rows_cols, chunk_elems, row_launch, RowGeometry, RowKernel, Walk};
 use super::{Launched, Threads};
-use crate::runtime::{Error, Gpu, KernelSpec, StreamHandle};
+use crate::runtime::{Error, Gpu, KernelSpec, LaunchError, StreamHandle};
 use std::marker::PhantomData;
 
 /// CTAs per cluster of the forward norms' cluster kernels (`kFwdClusterCtas` in
@@ -50,6 +49,48 @@ pub fn fwd_cluster_geometry<T>(
     };
     (g.walk::<T>(kernel, per_cta as usize * chunk_elems::<T>() as usize) == Walk::Resident)
         .then_some(g)
+}
+
+/// Body chunks per thread of `kernel`'s warp walk for `T` in code built for compute
+/// capability `code_cc` (`kWarpChunks` in cuda/include/cubins/norm.cuh): none for f32, and none
+/// on Blackwell, whose builds would spill there.
+pub fn warp_chunks<T>(kernel: &RowKernel, code_cc: u32) -> Option<u32> {
+    (kernel.warp_chunks > 0 && std::mem::size_of::<T>() == 2 && code_cc < 100)
+        .then_some(kernel.warp_chunks)
+}
+
+/// The whole-row forward's geometry and the walk of its aligned rows, for code built for
+/// `code_cc`: [`RowGeometry::select_for`]'s, widened to 16 or 32 threads where that is what
+/// the warp walk needs to hold a row of whole chunks and the selector chose fewer (LayerNorm's
+/// rows of 768 bf16 columns: 16 threads of 6 chunks take the resident walk, 32 of 3 the warp
+/// walk). The kernel takes the warp walk wherever such a row fits the threads (`walk=warp`).
+pub fn fwd_row_geometry<T>(
+    kernel: &RowKernel,
+    (rows, cols): (usize, usize),
+    sms: u32,
+    code_cc: u32,
+    threads: Threads,
+) -> Result<(RowGeometry, Walk), LaunchError> {
+    let g = RowGeometry::select_for::<T>(kernel, rows, cols, sms, threads)?;
+    let vec = chunk_elems::<T>() as usize;
+    let Some(per_thread) = warp_chunks::<T>(kernel, code_cc).filter(|_| cols % vec == 0) else {
+        return Ok((g, g.walk::<T>(kernel, cols)));
+    };
+    let chunks = (cols / vec) as u64;
+    let widened = match chunks.div_ceil(u64::from(per_thread)) {
+        n if threads != Threads::Auto || n <= u64::from(g.threads_per_row) => g,
+        0..=16 => RowGeometry::per_row(16),
+        17..=32 => RowGeometry::per_row(32),
+        _ => g,
+    };
+    let warp =
+        widened.threads_per_row <= 32 && chunks <= u64::from(widened.threads_per_row * per_thread);
+    let walk = if warp {
+        Walk::Warp
+    } else {
+        widened.walk::<T>(kernel, cols)
+    };
+    Ok((widened, walk))
 }
 
 /// A planned forward launch of `K` (the whole-row entry) or `C` (its cluster twin, the same
@@ -94,7 +135,12 @@ pub(crate) fn plan_fwd<T, K: KernelSpec, C: KernelSpec<Args = K::Args>>(
             };
             (r, c, launched)
         }
-        None => plan_rows::<T>(kernel, entry, rows, cols, sms, threads)?,
+        None => {
+            let checked = check_rows_cols(entry, rows, cols)?;
+            let code_cc = gpu.route(entry)?.code_cc;
+            let (g, walk) = fwd_row_geometry::<T>(kernel, (rows, cols), sms, code_cc, threads)?;
+            row_launch(entry, checked, rows, g, walk)
+        }
     };
     Ok(FwdLaunch {
         rows,
@@ -135,12 +181,64 @@ mod tests {
     use super::*;
     use crate::ops::rmsnorm::FWD;
     use crate::ops::rows::cu_constant;
+    use crate::ops::{layernorm, rmsnorm};
     use crate::runtime::Bf16;
 
     #[test]
     fn kernel_constants_match_norm_cuh() {
         let norm = include_str!("../../cuda/include/cubins/norm.cuh");
         assert_eq!(FWD_CLUSTER_CTAS, cu_constant(norm, "kFwdClusterCtas"));
+        assert_eq!(FWD.warp_chunks, cu_constant(norm, "kRmsWarpChunks"));
+        assert_eq!(
+            layernorm::FWD.warp_chunks,
+            cu_constant(norm, "kLnWarpChunks")
+        );
+        assert_eq!(rmsnorm::FWD_RESIDUAL.warp_chunks, 0);
+        assert_eq!(layernorm::FWD_RESIDUAL.warp_chunks, 0);
+    }
+
+    #[test]
+    fn rows_of_up_to_a_warp_take_the_warp_walk_where_the_route_has_it() {
+        let sms = 132;
+        let at = |kernel: &RowKernel, shape, cc, threads| {
+            let (g, walk) = fwd_row_geometry::<Bf16>(kernel, shape, sms, cc, threads).unwrap();
+            (g.threads_per_row, walk)
+        };
+        let ln = &layernorm::FWD;
+        let auto = Threads::Auto;
+        // 16384 x 768: 96 chunks. RMSNorm's 16 threads hold 6 each; LayerNorm's warp walk
+        // holds 4, so its rows widen from the selector's 16 threads to 32.
+        assert_eq!(at(&FWD, (16384, 768), 90, auto), (16, Walk::Warp));
+        assert_eq!(at(ln, (16384, 768), 90, auto), (32, Walk::Warp));
+        assert_eq!(at(ln, (16384, 768), 80, auto), (32, Walk::Warp));
+        // Blackwell builds have no warp walk: the selector's geometry, resident.
+        assert_eq!(at(ln, (16384, 768), 100, auto), (16, Walk::Resident));
+        assert_eq!(at(&FWD, (16384, 768), 120, auto), (16, Walk::Resident));
+        // Nor have f32 rows, nor the residual forms.
+        let f32_ln = fwd_row_geometry::<f32>(ln, (16384, 384), sms, 90, auto).unwrap();
+        assert_eq!((f32_ln.0.threads_per_row, f32_ln.1), (16, Walk::Resident));
+        let residual = &layernorm::FWD_RESIDUAL;
+        assert_eq!(at(residual, (16384, 768), 90, auto), (16, Walk::Resident));
+        // 1024 columns: 128 chunks, past 16 threads of either walk: 32.
+        assert_eq!(at(&FWD, (16384, 1024), 90, auto), (32, Walk::Warp));
+        assert_eq!(at(ln, (16384, 1024), 90, auto), (32, Walk::Warp));
+        // Rows past 32 threads' warp walk keep the selector's geometry and walk.
+        assert_eq!(at(ln, (16384, 2048), 90, auto), (32, Walk::Resident));
+        assert_eq!(at(&FWD, (16384, 1536), 90, auto), (32, Walk::Warp));
+        assert_eq!(at(&FWD, (16384, 1544), 90, auto), (32, Walk::Resident));
+        // Rows that are not whole chunks take the general walks.
+        assert_eq!(at(ln, (16384, 767), 90, auto), (16, Walk::Resident));
+        // Spread rows keep their width; fixed threads are kept, the walk as the kernel takes it.
+        assert_eq!(at(ln, (4000, 768), 90, auto), (32, Walk::Warp));
+        assert_eq!(at(ln, (100, 768), 90, auto).1, Walk::Resident);
+        assert_eq!(
+            at(ln, (16384, 768), 90, Threads::PerRow(16)),
+            (16, Walk::Resident)
+        );
+        assert_eq!(
+            at(&FWD, (16384, 768), 90, Threads::PerRow(16)),
+            (16, Walk::Warp)
+        );
     }
 
     #[test]

@@ -49,20 +49,22 @@ use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig};
 pub use super::norm::{
     check_cluster_grid, half_cols, runs_clusters, BwdEntry, BwdLaunched, CLUSTER_CTAS,
 };
-pub use super::norm_fwd::{fwd_cluster_geometry, FWD_CLUSTER_CTAS};
+pub use super::norm_fwd::{fwd_cluster_geometry, fwd_row_geometry, warp_chunks, FWD_CLUSTER_CTAS};
 
 /// The forward kernel: 8 resident chunks per thread, up to 1024 threads per row, rows spread
-/// over up to a wave of threads.
+/// over up to a wave of threads; 16-bit rows of up to 32 threads of 6 chunks take the warp walk.
 pub const FWD: RowKernel = RowKernel {
     name: "rmsnorm_fwd",
     resident_chunks: 8,
     max_threads: 1024,
     spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
+    warp_chunks: 6,
 };
 /// The forward kernel with the residual add (8 resident chunks; x and the residual loaded
-/// 2 chunks at a time).
+/// 2 chunks at a time; no warp walk).
 pub const FWD_RESIDUAL: RowKernel = RowKernel {
     name: "rmsnorm_fwd_residual",
+    warp_chunks: 0,
     ..FWD
 };
 /// The backward kernel (x and dy resident, 4 chunks each; up to 1024 threads per row where
@@ -73,6 +75,7 @@ pub const BWD: RowKernel = RowKernel {
     resident_chunks: 4,
     max_threads: 1024,
     spread_threads_per_sm: SPREAD_THREADS_PER_SM,
+    warp_chunks: 0,
 };
 
 /// The backward kernel whose rows are shared by the CTAs of a cluster: each CTA takes one
@@ -83,6 +86,7 @@ pub const BWD_CLUSTER: RowKernel = RowKernel {
     resident_chunks: 4,
     max_threads: 512,
     spread_threads_per_sm: SPREAD_THREADS_PER_SM,
+    warp_chunks: 0,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]

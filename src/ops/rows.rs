@@ -37,6 +37,10 @@ pub struct RowKernel {
     /// Threads per SM a launch whose rows are spread over more threads may take in all
     /// ([`RowGeometry::select_for`]).
     pub spread_threads_per_sm: u64,
+    /// Body chunks per thread of the warp walk (the forward norms' `kRmsWarpChunks` /
+    /// `kLnWarpChunks` in cuda/include/cubins/norm.cuh: 16-bit rows of at most 32 threads, on
+    /// code built before Blackwell; see `ops::norm_fwd::warp_chunks`); 0: no warp walk.
+    pub warp_chunks: u32,
 }
 
 /// Threads per row: chosen by the selector, or fixed (for sweeps and tests).
@@ -56,6 +60,9 @@ pub enum Walk {
     Resident,
     /// The row is longer than one tile: pass 2 reads it again (from L2).
     Streamed,
+    /// The forward norms' resident walk for rows of at most a warp's threads: every load of
+    /// the row and of its weights first, then the sums ([`RowKernel::warp_chunks`]).
+    Warp,
 }
 
 impl fmt::Display for Walk {
@@ -63,6 +70,7 @@ impl fmt::Display for Walk {
         f.write_str(match self {
             Walk::Resident => "resident",
             Walk::Streamed => "streamed",
+            Walk::Warp => "warp",
         })
     }
 }
@@ -173,7 +181,7 @@ impl RowGeometry {
 
     /// `per_row` threads a row; rows of up to a warp share blocks of
     /// `SHARED_BLOCK_THREADS`.
-    fn per_row(per_row: u32) -> RowGeometry {
+    pub(crate) fn per_row(per_row: u32) -> RowGeometry {
         let rows_per_block = if per_row <= 32 {
             SHARED_BLOCK_THREADS / per_row
         } else {
@@ -222,20 +230,36 @@ pub fn plan_rows<T>(
     sms: u32,
     threads: Threads,
 ) -> Result<(u32, u32, Launched), Error> {
-    let (r, c) = check_rows_cols(entry, rows, cols)?;
+    let checked = check_rows_cols(entry, rows, cols)?;
     let g = RowGeometry::select_for::<T>(kernel, rows, cols, sms, threads)?;
+    Ok(row_launch(
+        entry,
+        checked,
+        rows,
+        g,
+        g.walk::<T>(kernel, cols),
+    ))
+}
+
+/// The record of a one-row-group-per-row launch of `entry` under `g`, its rows taking
+/// `walk`, for the checked shape `checked` (kernel arguments) of `rows` rows.
+pub(crate) fn row_launch(
+    entry: &'static str,
+    checked: (u32, u32),
+    rows: usize,
+    g: RowGeometry,
+    walk: Walk,
+) -> (u32, u32, Launched) {
     let launched = Launched {
         kernel: entry,
         config: g.config(rows),
         choice: format!(
-            "threads_per_row={} rows_per_block={} walk={}",
-            g.threads_per_row,
-            g.rows_per_block,
-            g.walk::<T>(kernel, cols)
+            "threads_per_row={} rows_per_block={} walk={walk}",
+            g.threads_per_row, g.rows_per_block
         )
         .into(),
     };
-    Ok((r, c, launched))
+    (checked.0, checked.1, launched)
 }
 
 /// Blocks per SM a grid-stride kernel's wave holds: `wanted`, capped at what the route's cubin
@@ -325,6 +349,7 @@ mod tests {
         resident_chunks: 8,
         max_threads: 1024,
         spread_threads_per_sm: SPREAD_THREADS_PER_SM,
+        warp_chunks: 0,
     };
 
     fn auto<T>(cols: usize) -> RowGeometry {

@@ -34,6 +34,7 @@ pub const FWD: RowKernel = RowKernel {
     resident_chunks: 8,
     max_threads: 1024,
     spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
+    warp_chunks: 0,
 };
 /// Backward: y and dy resident, 4 chunks each; rows spread as the forward's.
 pub const BWD: RowKernel = RowKernel {
@@ -41,6 +42,7 @@ pub const BWD: RowKernel = RowKernel {
     resident_chunks: 4,
     max_threads: 1024,
     spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
+    warp_chunks: 0,
 };
 
 /// `y = softmax(x)` over rows of `cols`; x and y hold `rows * cols` elements.

@@ -273,11 +273,14 @@ __device__ __forceinline__ void fwd_row_elementwise(const RowPlan<T>& p, const F
 // the row and of its weight (and bias) chunks is issued first, then one butterfly per sum and
 // the stores: none of the general walks' head, tail or alignment tests per row, and no weight
 // load waiting behind the reduction. Its sums add the same terms in the same order as the
-// resident walk's (chunk by chunk, then the butterfly). kWarpChunks: x, w (and b) held together, 48 registers of operands
-// for 16-bit types; 0 (off) where the kernel then spills at its 64 registers: Blackwell's ptxas
-// (CUDA 13.0), and f32 (RMSNorm on sm_80, LayerNorm on sm_80 / sm_86 / sm_89).
+// resident walk's (chunk by chunk, then the butterfly). Chunks a thread holds: x, w (and b)
+// together, 48 registers of operands for 16-bit types (src/ops/rows.rs `RowKernel::warp_chunks`
+// keeps the host's copy); 0 (off) where the kernel then spills at its 64 registers: Blackwell's
+// ptxas (CUDA 13.0), and f32 (RMSNorm on sm_80, LayerNorm on sm_80 / sm_86 / sm_89).
+constexpr int kRmsWarpChunks = 6;
+constexpr int kLnWarpChunks = 4;
 template <class T, class Norm>
-constexpr int kWarpChunks = kBlackwell || sizeof(T) != 2 ? 0 : Norm::kBias ? 4 : 6;
+constexpr int kWarpChunks = kBlackwell || sizeof(T) != 2 ? 0 : Norm::kBias ? kLnWarpChunks : kRmsWarpChunks;
 
 // A warp walk's sums: one butterfly over the row's threads (row_reduce's, for a row of at most
 // a warp).
