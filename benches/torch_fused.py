@@ -21,7 +21,8 @@ Each op is timed with CUDA events around windows of calls (as many as fill about
 millisecond, at most 256, in whole passes over the input sets), after a warm-up, as the median
 over windows of the time per call. Every call uses the next input set: enough sets that one
 pass touches more than 4x the L2, at most 256 (MAX_SETS, the crate bench's rule), so calls
-that move more than about 1 MB are not L2-resident and smaller ones are, on both sides. With --graph each window is captured once
+that move more than about 1 MB are not L2-resident and smaller ones are, on both sides. Each
+call's outputs are held until its set comes round again, so they rotate with the inputs. With --graph each window is captured once
 as a CUDA graph and replayed (the kernels' time without the host's launch cost, as the crate's
 decode readings are taken); without it the calls are launched back to back.
 
@@ -293,8 +294,14 @@ def time_windows(fn, sets, opts):
 
     def launches(calls, first):
         def body():
+            # Each call's outputs stay referenced until its input set comes round again, so
+            # they rotate over as many buffers as the inputs do (the crate's bench rotates its
+            # outputs with its inputs). Dropped at once, every call's output would take the
+            # block the allocator just freed: one buffer, L2-resident where it fits.
+            held = [None] * len(sets)
             for j in range(calls):
-                fn(sets[(first + j) % len(sets)])
+                i = (first + j) % len(sets)
+                held[i] = fn(sets[i])
 
         return body
 
@@ -333,6 +340,7 @@ def time_windows(fn, sets, opts):
         "windows": n,
         "calls_per_window": calls,
         "input_sets": len(sets),
+        "outputs": "rotated",
         "timing": timing,
     }
 

@@ -330,8 +330,15 @@ fn every_row_geometry_fits_its_arch() {
             RowGeometry::select_for::<T>(&k, rows, cols, sm_count(cc), Threads::Auto).unwrap()
         };
         let mut geometries = vec![many, few(1), few(16)];
-        if [rmsnorm::FWD, layernorm::FWD].contains(kernel) {
-            // Many rows as the forward plans them: widened to the warp walk where it applies.
+        if [
+            rmsnorm::FWD,
+            rmsnorm::FWD_RESIDUAL,
+            layernorm::FWD,
+            layernorm::FWD_RESIDUAL,
+        ]
+        .contains(kernel)
+        {
+            // Many rows as the forward plans them: widened to the warp or short walk.
             let (g, _) = rmsnorm::fwd_row_geometry::<T>(
                 &k,
                 (1 << 20, cols),

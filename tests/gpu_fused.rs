@@ -103,11 +103,13 @@ const ROW_SHAPES: &[(usize, usize)] = &[
     // 32 threads the spread gives 50 rows, so 17 threads hold a second chunk.
     (50, 392),
     // Too many rows to spread (a 16-thread budget on 132 SMs): 66 chunks take the warp walk
-    // over 16 threads for RMSNorm, over 32 for LayerNorm (widened from the selector's 16).
+    // over 16 threads for RMSNorm, over 32 for LayerNorm (widened from the selector's 16), the
+    // short walk over 64 for the residual forms.
     WARP_WIDENED,
 ];
 
-/// Rows of whole chunks that LayerNorm's forward widens to the warp walk's 32 threads.
+/// Rows of whole chunks that LayerNorm's forward widens to the warp walk's 32 threads and the
+/// residual forms to the short walk's 64.
 const WARP_WIDENED: (usize, usize) = (9000, 528);
 
 /// Layouts every row op is checked on, at (3, 4097) and (4, 4096).
@@ -1059,7 +1061,7 @@ fn the_fast_path_is_taken() {
 
 /// The forward norms' 16-bit aligned rows of up to 32 threads take the warp walk where their
 /// route has it (code built before Blackwell), LayerNorm's widened to the threads it needs;
-/// the residual forms never do.
+/// the residual forms never do, and widen to the short walk's 2 chunks a thread instead.
 #[test]
 #[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
 fn forward_norms_take_the_warp_walk() {
@@ -1068,10 +1070,21 @@ fn forward_norms_take_the_warp_walk() {
         let l = &case.launched[0];
         let stamp = l.stamp(&gpu).unwrap();
         println!("{stamp}");
-        let warp = !name.contains("residual") && gpu.route(l.kernel).unwrap().code_cc < 100;
-        assert_eq!(stamp.contains("walk=warp"), warp, "{name}: {stamp}");
-        if warp {
-            let threads = if name == "layernorm" { 32 } else { 16 };
+        let before_blackwell = gpu.route(l.kernel).unwrap().code_cc < 100;
+        let residual = name.contains("residual");
+        assert_eq!(
+            stamp.contains("walk=warp"),
+            !residual && before_blackwell,
+            "{name}: {stamp}"
+        );
+        if before_blackwell {
+            // 66 chunks: RMSNorm's warp walk holds them over 16 threads, LayerNorm's over 32;
+            // the residual forms' short walk over 64 (33 threads rounded to warps).
+            let threads = match name {
+                _ if residual => 64,
+                "layernorm" => 32,
+                _ => 16,
+            };
             let want = format!("threads_per_row={threads} ");
             assert!(stamp.contains(&want), "{name}: {stamp}");
         }
@@ -1157,11 +1170,14 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
                 out.push((key(c, &s), c.digest()));
             }
         }
-        // Forward rows LayerNorm widens to the warp walk's 32 threads (RMSNorm's take 16).
+        // Forward rows LayerNorm widens to the warp walk's 32 threads (RMSNorm's take 16), and
+        // the residual forms to the short walk's 64.
         let s = format!("{}x{}", WARP_WIDENED.0, WARP_WIDENED.1);
         for c in [
             rmsnorm_case::<T>(gpu, WARP_WIDENED, ALIGNED),
             layernorm::layernorm_case::<T>(gpu, WARP_WIDENED, ALIGNED),
+            rmsnorm_residual_case::<T>(gpu, WARP_WIDENED, ALIGNED, true),
+            layernorm::layernorm_residual_case::<T>(gpu, WARP_WIDENED, ALIGNED, true),
         ] {
             out.push((key(&c, &s), c.digest()));
         }

@@ -51,6 +51,7 @@ pub use super::norm::{half_cols, runs_clusters, BwdEntry, BwdLaunched, CLUSTER_C
 pub const FWD: RowKernel = RowKernel {
     name: "layernorm_fwd",
     warp_chunks: 4,
+    short_threads: 0,
     ..rmsnorm::FWD
 };
 /// The forward kernel with the residual add, built as RMSNorm's (8 resident chunks; x and

@@ -576,6 +576,7 @@ mod tests {
             max_threads: 512,
             spread_threads_per_sm: crate::ops::rows::SPREAD_THREADS_PER_SM,
             warp_chunks: 0,
+            short_threads: 0,
         };
         let auto = (Threads::Auto, None);
         let plenty = u32::MAX;

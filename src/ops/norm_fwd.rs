@@ -60,10 +60,15 @@ pub fn warp_chunks<T>(kernel: &RowKernel, code_cc: u32) -> Option<u32> {
 }
 
 /// The whole-row forward's geometry and the walk of its aligned rows, for code built for
-/// `code_cc`: [`RowGeometry::select_for`]'s, widened to 16 or 32 threads where that is what
-/// the warp walk needs to hold a row of whole chunks and the selector chose fewer (LayerNorm's
-/// rows of 768 bf16 columns: 16 threads of 6 chunks take the resident walk, 32 of 3 the warp
-/// walk). The kernel takes the warp walk wherever such a row fits the threads (`walk=warp`).
+/// `code_cc`: [`RowGeometry::select_for`]'s, widened (automatic threads, 16-bit rows, code
+/// built before Blackwell) where the selector gave fewer threads than a faster walk needs:
+/// - to the 16 or 32 threads the warp walk needs to hold a row of whole chunks (LayerNorm's
+///   rows of 768 bf16 columns: 16 threads of 6 chunks take the resident walk, 32 of 3 the warp
+///   walk);
+/// - else to the threads that hold the row at 2 chunks each, the short walk's, up to the
+///   kernel's `short_threads` (RMSNorm's 2048-column rows: 128 threads instead of 32).
+///
+/// The kernel takes the warp walk wherever such a row fits the threads (`walk=warp`).
 pub fn fwd_row_geometry<T>(
     kernel: &RowKernel,
     (rows, cols): (usize, usize),
@@ -71,26 +76,37 @@ pub fn fwd_row_geometry<T>(
     code_cc: u32,
     threads: Threads,
 ) -> Result<(RowGeometry, Walk), LaunchError> {
-    let g = RowGeometry::select_for::<T>(kernel, rows, cols, sms, threads)?;
-    let vec = chunk_elems::<T>() as usize;
-    let Some(per_thread) = warp_chunks::<T>(kernel, code_cc).filter(|_| cols % vec == 0) else {
-        return Ok((g, g.walk::<T>(kernel, cols)));
+    let selected = RowGeometry::select_for::<T>(kernel, rows, cols, sms, threads)?;
+    let vec = chunk_elems::<T>() as u64;
+    let chunks = (cols as u64).div_ceil(vec);
+    let warp = warp_chunks::<T>(kernel, code_cc).filter(|_| cols as u64 % vec == 0);
+    let warp_threads = warp.and_then(|c| match chunks.div_ceil(u64::from(c)) {
+        0..=16 => Some(16),
+        17..=32 => Some(32),
+        _ => None,
+    });
+    let wanted = match warp_threads {
+        Some(t) => Some(t),
+        None if std::mem::size_of::<T>() == 2 && code_cc < 100 => {
+            // SPREAD_CHUNKS a thread: the short walk's (`kShortChunks`).
+            let short = chunks.div_ceil(SPREAD_CHUNKS).div_ceil(32) * 32;
+            (short <= u64::from(kernel.short_threads)).then_some(short as u32)
+        }
+        None => None,
     };
-    let chunks = (cols / vec) as u64;
-    let widened = match chunks.div_ceil(u64::from(per_thread)) {
-        n if threads != Threads::Auto || n <= u64::from(g.threads_per_row) => g,
-        0..=16 => RowGeometry::per_row(16),
-        17..=32 => RowGeometry::per_row(32),
-        _ => g,
+    let g = match wanted {
+        Some(t) if threads == Threads::Auto && t > selected.threads_per_row => {
+            RowGeometry::per_row(t)
+        }
+        _ => selected,
     };
-    let warp =
-        widened.threads_per_row <= 32 && chunks <= u64::from(widened.threads_per_row * per_thread);
-    let walk = if warp {
-        Walk::Warp
-    } else {
-        widened.walk::<T>(kernel, cols)
+    let walk = match warp {
+        Some(c) if g.threads_per_row <= 32 && chunks <= u64::from(g.threads_per_row * c) => {
+            Walk::Warp
+        }
+        _ => g.walk::<T>(kernel, cols),
     };
-    Ok((widened, walk))
+    Ok((g, walk))
 }
 
 /// A planned forward launch of `K` (the whole-row entry) or `C` (its cluster twin, the same
@@ -218,16 +234,17 @@ mod tests {
         let f32_ln = fwd_row_geometry::<f32>(ln, (16384, 384), sms, 90, auto).unwrap();
         assert_eq!((f32_ln.0.threads_per_row, f32_ln.1), (16, Walk::Resident));
         let residual = &layernorm::FWD_RESIDUAL;
-        assert_eq!(at(residual, (16384, 768), 90, auto), (16, Walk::Resident));
+        assert_ne!(at(residual, (16384, 768), 90, auto).1, Walk::Warp);
         // 1024 columns: 128 chunks, past 16 threads of either walk: 32.
         assert_eq!(at(&FWD, (16384, 1024), 90, auto), (32, Walk::Warp));
         assert_eq!(at(ln, (16384, 1024), 90, auto), (32, Walk::Warp));
         // Rows past 32 threads' warp walk keep the selector's geometry and walk.
         assert_eq!(at(ln, (16384, 2048), 90, auto), (32, Walk::Resident));
         assert_eq!(at(&FWD, (16384, 1536), 90, auto), (32, Walk::Warp));
-        assert_eq!(at(&FWD, (16384, 1544), 90, auto), (32, Walk::Resident));
+        assert_eq!(at(&FWD, (16384, 1544), 90, auto).1, Walk::Resident);
         // Rows that are not whole chunks take the general walks.
         assert_eq!(at(ln, (16384, 767), 90, auto), (16, Walk::Resident));
+        assert_eq!(at(&FWD, (16384, 767), 90, auto).1, Walk::Resident);
         // Spread rows keep their width; fixed threads are kept, the walk as the kernel takes it.
         assert_eq!(at(ln, (4000, 768), 90, auto), (32, Walk::Warp));
         assert_eq!(at(ln, (100, 768), 90, auto).1, Walk::Resident);
@@ -239,6 +256,48 @@ mod tests {
             at(&FWD, (16384, 768), 90, Threads::PerRow(16)),
             (16, Walk::Warp)
         );
+    }
+
+    #[test]
+    fn rows_the_warp_walk_does_not_hold_widen_to_the_short_walk() {
+        let sms = 132;
+        let at = |kernel: &RowKernel, shape, cc| {
+            let (g, walk) =
+                fwd_row_geometry::<Bf16>(kernel, shape, sms, cc, Threads::Auto).unwrap();
+            (g.threads_per_row, g.rows_per_block, walk)
+        };
+        let (rms, ln) = (&FWD, &layernorm::FWD);
+        let (rms_res, ln_res) = (&rmsnorm::FWD_RESIDUAL, &layernorm::FWD_RESIDUAL);
+        // 2048 columns, 256 chunks: 128 threads of 2 where the selector gives 32 of 8, for
+        // RMSNorm and the residual forms; LayerNorm's forward keeps 32 (slower at 16384 and
+        // 32768 rows with 128).
+        assert_eq!(at(rms, (4000, 2048), 90), (128, 1, Walk::Resident));
+        assert_eq!(at(rms, (32768, 2048), 80), (128, 1, Walk::Resident));
+        assert_eq!(at(rms_res, (16384, 2048), 90), (128, 1, Walk::Resident));
+        assert_eq!(at(ln_res, (16384, 2048), 90), (128, 1, Walk::Resident));
+        assert_eq!(at(ln, (16384, 2048), 90), (32, 4, Walk::Resident));
+        // 3072 columns, 384 chunks: 192 threads, within the residual forms' bound only.
+        assert_eq!(at(rms_res, (16384, 3072), 90).0, 192);
+        assert_eq!(at(ln_res, (4000, 3072), 90).0, 192);
+        assert_eq!(at(rms, (16384, 3072), 90).0, 64);
+        // 768 columns: the residual forms take 64 threads (2 chunks of 96 rounded to warps);
+        // the forwards without residual take the warp walk instead.
+        assert_eq!(at(rms_res, (16384, 768), 90), (64, 1, Walk::Resident));
+        assert_eq!(at(ln_res, (32768, 768), 90), (64, 1, Walk::Resident));
+        assert_eq!(at(rms, (16384, 768), 90), (16, 8, Walk::Warp));
+        // Rows not whole chunks count their partial chunk.
+        assert_eq!(at(rms, (16384, 767), 90).0, 64);
+        // Past the bound, or on Blackwell, or for f32: the selector's geometry.
+        assert_eq!(at(rms_res, (16384, 4096), 90).0, 64);
+        assert_eq!(at(rms_res, (16384, 2048), 100), (32, 4, Walk::Resident));
+        assert_eq!(at(rms, (16384, 2048), 120), (32, 4, Walk::Resident));
+        let f32_rms = fwd_row_geometry::<f32>(rms, (16384, 1024), sms, 90, Threads::Auto).unwrap();
+        assert_eq!(f32_rms.0.threads_per_row, 32);
+        // Spread rows already wider keep their width; fixed threads are kept.
+        assert_eq!(at(rms, (1024, 2048), 90).0, 128);
+        assert_eq!(at(rms_res, (100, 3072), 90).0, 192);
+        let fixed = fwd_row_geometry::<Bf16>(rms, (16384, 2048), sms, 90, Threads::PerRow(32));
+        assert_eq!(fixed.unwrap().0.threads_per_row, 32);
     }
 
     #[test]

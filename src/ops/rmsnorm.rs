@@ -59,12 +59,14 @@ pub const FWD: RowKernel = RowKernel {
     max_threads: 1024,
     spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
     warp_chunks: 6,
+    short_threads: 128,
 };
 /// The forward kernel with the residual add (8 resident chunks; x and the residual loaded
 /// 2 chunks at a time; no warp walk).
 pub const FWD_RESIDUAL: RowKernel = RowKernel {
     name: "rmsnorm_fwd_residual",
     warp_chunks: 0,
+    short_threads: 192,
     ..FWD
 };
 /// The backward kernel (x and dy resident, 4 chunks each; up to 1024 threads per row where
@@ -76,6 +78,7 @@ pub const BWD: RowKernel = RowKernel {
     max_threads: 1024,
     spread_threads_per_sm: SPREAD_THREADS_PER_SM,
     warp_chunks: 0,
+    short_threads: 0,
 };
 
 /// The backward kernel whose rows are shared by the CTAs of a cluster: each CTA takes one
@@ -87,6 +90,7 @@ pub const BWD_CLUSTER: RowKernel = RowKernel {
     max_threads: 512,
     spread_threads_per_sm: SPREAD_THREADS_PER_SM,
     warp_chunks: 0,
+    short_threads: 0,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -41,6 +41,10 @@ pub struct RowKernel {
     /// `kLnWarpChunks` in cuda/include/cubins/norm.cuh: 16-bit rows of at most 32 threads, on
     /// code built before Blackwell; see `ops::norm_fwd::warp_chunks`); 0: no warp walk.
     pub warp_chunks: u32,
+    /// The most threads a forward norm's 16-bit row is widened to so that it takes the short
+    /// walk (`kShortChunks` = 2 chunks a thread, the weights loaded with the row; see
+    /// `ops::norm_fwd::fwd_row_geometry`); 0: never widened.
+    pub short_threads: u32,
 }
 
 /// Threads per row: chosen by the selector, or fixed (for sweeps and tests).
@@ -350,6 +354,7 @@ mod tests {
         max_threads: 1024,
         spread_threads_per_sm: SPREAD_THREADS_PER_SM,
         warp_chunks: 0,
+        short_threads: 0,
     };
 
     fn auto<T>(cols: usize) -> RowGeometry {

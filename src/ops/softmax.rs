@@ -35,6 +35,7 @@ pub const FWD: RowKernel = RowKernel {
     max_threads: 1024,
     spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
     warp_chunks: 0,
+    short_threads: 0,
 };
 /// Backward: y and dy resident, 4 chunks each; rows spread as the forward's.
 pub const BWD: RowKernel = RowKernel {
@@ -43,6 +44,7 @@ pub const BWD: RowKernel = RowKernel {
     max_threads: 1024,
     spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
     warp_chunks: 0,
+    short_threads: 0,
 };
 
 /// `y = softmax(x)` over rows of `cols`; x and y hold `rows * cols` elements.

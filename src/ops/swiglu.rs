@@ -40,6 +40,7 @@ pub const INTERLEAVED: RowKernel = RowKernel {
     max_threads: 1024,
     spread_threads_per_sm: SPREAD_THREADS_PER_SM,
     warp_chunks: 0,
+    short_threads: 0,
 };
 
 /// Threads of a block that takes one segment of a row (one chunk each, at most).
