@@ -47,7 +47,8 @@ use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig};
 pub use super::norm::{half_cols, runs_clusters, BwdEntry, BwdLaunched, CLUSTER_CTAS};
 
 /// The forward kernel, built as RMSNorm's: 8 resident chunks per thread, up to 1024 threads
-/// per row; its warp walk holds 4 chunks a thread (x, w and b).
+/// per row; its warp walk holds 4 chunks a thread (x, w and b); its rows are not widened to the
+/// short walk (slower at 16384 and 32768 rows of 2048 columns, run132).
 pub const FWD: RowKernel = RowKernel {
     name: "layernorm_fwd",
     warp_chunks: 4,

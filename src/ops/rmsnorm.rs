@@ -52,7 +52,9 @@ pub use super::norm::{
 pub use super::norm_fwd::{fwd_cluster_geometry, fwd_row_geometry, warp_chunks, FWD_CLUSTER_CTAS};
 
 /// The forward kernel: 8 resident chunks per thread, up to 1024 threads per row, rows spread
-/// over up to a wave of threads; 16-bit rows of up to 32 threads of 6 chunks take the warp walk.
+/// over up to a wave of threads; 16-bit rows of up to 32 threads of 6 chunks take the warp walk,
+/// and other 16-bit rows widen to the short walk's 2 chunks a thread up to 128 threads
+/// (`ops::norm_fwd::fwd_row_geometry`).
 pub const FWD: RowKernel = RowKernel {
     name: "rmsnorm_fwd",
     resident_chunks: 8,
@@ -62,7 +64,7 @@ pub const FWD: RowKernel = RowKernel {
     short_threads: 128,
 };
 /// The forward kernel with the residual add (8 resident chunks; x and the residual loaded
-/// 2 chunks at a time; no warp walk).
+/// 2 chunks at a time; no warp walk; 16-bit rows widen to the short walk up to 192 threads).
 pub const FWD_RESIDUAL: RowKernel = RowKernel {
     name: "rmsnorm_fwd_residual",
     warp_chunks: 0,
