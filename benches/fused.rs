@@ -55,6 +55,7 @@ use harness::gpu::timer::{Identity, Workload};
 use harness::host::reading::{Reference, Work};
 use harness::host::rotation::{Residency, RotationPlan};
 use harness::host::stamp::Geometry;
+use harness::host::torch::{TorchTimes, TORCH_MODES};
 use std::process::ExitCode;
 
 /// The shapes, rows x cols, bf16.
@@ -743,77 +744,14 @@ impl Workload for FusedWorkload<'_> {
     }
 }
 
-/// One torch reading from benches/torch_fused.py's JSON.
-struct TorchReading {
-    /// `eager` or `compile` (a file without modes is eager's).
-    mode: String,
-    op: String,
-    rows: usize,
-    cols: usize,
-    median_us: f64,
-    /// The input sets its windows rotated over (absent in files older than the rule).
-    input_sets: Option<usize>,
-}
-
-/// The torch readings of one file.
-struct TorchTimes(Vec<TorchReading>);
-
-/// The torch modes a reading is checked against, with the name the checks give them.
-const TORCH_MODES: &[(&str, &str)] = &[("eager", "torch eager"), ("compile", "torch.compile")];
-
-impl TorchTimes {
-    fn load() -> Option<std::result::Result<TorchTimes, String>> {
-        let path = std::env::var(TORCH_ENV).ok().filter(|p| !p.is_empty())?;
-        Some(Self::parse(&path))
-    }
-
-    fn parse(path: &str) -> std::result::Result<TorchTimes, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-        let json: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
-        let results = json["results"]
-            .as_array()
-            .ok_or(format!("{path}: no `results` array"))?;
-        let mut out = Vec::new();
-        for r in results {
-            let op = r["op"]
-                .as_str()
-                .ok_or(format!("{path}: a result without `op`"))?;
-            let count = |key: &str| {
-                r[key]
-                    .as_u64()
-                    .map(|v| v as usize)
-                    .ok_or(format!("{path}: {op} without `{key}`"))
-            };
-            if r.get("error").is_some() {
-                continue; // a cell torch failed at: nothing to compare against
-            }
-            let mode = r["mode"].as_str().unwrap_or("eager");
-            if !TORCH_MODES.iter().any(|(m, _)| *m == mode) {
-                return Err(format!(
-                    "{path}: {op} has mode `{mode}`, not eager or compile"
-                ));
-            }
-            out.push(TorchReading {
-                mode: mode.to_string(),
-                op: op.to_string(),
-                rows: count("rows")?,
-                cols: count("cols")?,
-                median_us: r["median_us"]
-                    .as_f64()
-                    .ok_or(format!("{path}: {op} without `median_us`"))?,
-                input_sets: r["input_sets"].as_u64().map(|v| v as usize),
-            });
-        }
-        Ok(TorchTimes(out))
-    }
-
-    fn get(&self, mode: &str, op: Op, rows: usize, cols: usize) -> Option<&TorchReading> {
-        let op = op.name();
-        self.0
-            .iter()
-            .find(|t| t.mode == mode && t.op == op && t.rows == rows && t.cols == cols)
-    }
+/// The torch readings of the file `$CUBINS_TORCH_FUSED_JSON` names, if it names one.
+fn load_torch() -> Option<std::result::Result<TorchTimes, String>> {
+    let path = std::env::var(TORCH_ENV).ok().filter(|p| !p.is_empty())?;
+    Some(
+        std::fs::read_to_string(&path)
+            .map_err(|e| format!("{path}: {e}"))
+            .and_then(|text| TorchTimes::parse(&path, &text)),
+    )
 }
 
 /// Threads per row the sweep tries at a shape: powers of two from 32 to 1024 (a count beyond
@@ -894,7 +832,7 @@ impl Sweep {
 
 fn run(s: &mut Session<'_>) -> Result<()> {
     let ceiling = s.copy_ceiling(1 << 30)?;
-    let torch = match TorchTimes::load() {
+    let torch = match load_torch() {
         Some(Ok(t)) => {
             s.say(format!(
                 "torch times from ${TORCH_ENV} ({} readings)",
@@ -1065,7 +1003,7 @@ struct Cell {
 
 /// Checks the last reading (`label`): at least `bar` of the copy ceiling where one is given,
 /// and faster than each torch mode the file has at this op and shape, where torch rotated as
-/// many input sets (a different count is a failed check, not a comparison).
+/// many input sets and its outputs with them (otherwise a failed check, not a comparison).
 fn judge(
     s: &mut Session<'_>,
     torch: Option<&TorchTimes>,
@@ -1097,19 +1035,11 @@ fn judge(
         );
     }
     for (mode, name) in TORCH_MODES {
-        let Some(t) = torch.and_then(|t| t.get(mode, op, rows, cols)) else {
+        let Some(t) = torch.and_then(|t| t.get(mode, &op.name(), rows, cols)) else {
             continue;
         };
-        if t.input_sets != Some(sets) {
-            s.check(
-                format!("{label} faster than {name}"),
-                false,
-                format!(
-                    "not compared: torch rotated {} input sets, this bench {sets}",
-                    t.input_sets
-                        .map_or("an unknown number of".into(), |n| n.to_string())
-                ),
-            );
+        if let Some(why) = t.not_comparable(sets) {
+            s.check(format!("{label} faster than {name}"), false, why);
             continue;
         }
         let t = t.median_us;

@@ -1,5 +1,6 @@
 //! The host-side half of the harness: statistics, the paired-window protocol, rotation
-//! plans, STAMP lines, readings, tables, plots, evidence folders and baseline artifacts.
+//! plans, STAMP lines, readings, tables, plots, evidence folders, baseline artifacts and
+//! torch's readings.
 //! Nothing here touches a GPU, so `cargo test` checks all of it on any machine
 //! (`tests/bench_harness.rs` includes this module).
 
@@ -18,6 +19,7 @@ pub mod splitmix;
 pub mod stamp;
 pub mod stats;
 pub mod table;
+pub mod torch;
 
 #[cfg(test)]
 mod fixtures;
