@@ -1,0 +1,27 @@
+# Helpers the device runs' scripts source (bash): `R=/tmp/rNNN NAME=rNNN; source bench/tools/device.sh`.
+# The results folder R is packed into $OUT/NAME.tar.gz after each step, so a call cut off by its
+# limit still returns what ran; LIMIT (seconds, default 560) bounds the whole script.
+mkdir -p "$R"
+LIMIT=${LIMIT:-560}
+T0=$(date +%s)
+# R as $OUT/NAME.tar.gz.
+pack() { (cd "$(dirname "$R")" && tar czf "$OUT/$NAME.tar.gz" "$(basename "$R")"); }
+# The message with the seconds since the script started.
+el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
+# A step's timeout: its own seconds, or what is left of LIMIT if less (at least 3).
+t() { local l=$(( LIMIT - ($(date +%s) - T0) )); [ $l -lt 3 ] && l=3; [ $1 -lt $l ] && l=$1; echo $l; }
+# Each bundle .devcarry/B extracted into /tmp/B and checked against its BINARIES.sha256; its
+# BUILD.txt kept as R/bundle-B-BUILD.txt.
+unpack() {
+  local b
+  for b in "$@"; do
+    mkdir -p /tmp/$b; cp .devcarry/$b/BUILD.txt $R/bundle-$b-BUILD.txt
+    [ -e /tmp/$b/.unpacked ] || { xz -dc .devcarry/$b/payload.tar.xz | tar -xf - -C /tmp/$b && touch /tmp/$b/.unpacked; }
+    (cd /tmp/$b && sha256sum --quiet -c "$OLDPWD/.devcarry/$b/BINARIES.sha256") && echo "bundle $b verified" || echo "bundle $b: CHECKSUM MISMATCH"
+  done
+}
+# The GPU, driver, clocks and temperature, into R/nvidia-smi-<tag>.csv and on stdout.
+gpu_info() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > $R/nvidia-smi${1:+-$1}.csv
+  cat $R/nvidia-smi${1:+-$1}.csv
+}
