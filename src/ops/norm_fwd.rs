@@ -51,12 +51,17 @@ pub fn fwd_cluster_geometry<T>(
         .then_some(g)
 }
 
+/// Whether rows of `T` in code built for compute capability `code_cc` have the forward norms'
+/// warp and short walks: 16-bit rows before Blackwell (`kWarpChunks` in
+/// cuda/include/cubins/norm.cuh; f32 rows and Blackwell's builds would spill there).
+fn fast_walks<T>(code_cc: u32) -> bool {
+    std::mem::size_of::<T>() == 2 && code_cc < 100
+}
+
 /// Body chunks per thread of `kernel`'s warp walk for `T` in code built for compute
-/// capability `code_cc` (`kWarpChunks` in cuda/include/cubins/norm.cuh): none for f32, and none
-/// on Blackwell, whose builds would spill there.
+/// capability `code_cc` (`kWarpChunks` in cuda/include/cubins/norm.cuh), where it has one.
 pub fn warp_chunks<T>(kernel: &RowKernel, code_cc: u32) -> Option<u32> {
-    (kernel.warp_chunks > 0 && std::mem::size_of::<T>() == 2 && code_cc < 100)
-        .then_some(kernel.warp_chunks)
+    (kernel.warp_chunks > 0 && fast_walks::<T>(code_cc)).then_some(kernel.warp_chunks)
 }
 
 /// The whole-row forward's geometry and the walk of its aligned rows, for code built for
@@ -87,7 +92,7 @@ pub fn fwd_row_geometry<T>(
     });
     let wanted = match warp_threads {
         Some(t) => Some(t),
-        None if std::mem::size_of::<T>() == 2 && code_cc < 100 => {
+        None if fast_walks::<T>(code_cc) => {
             // SPREAD_CHUNKS a thread: the short walk's (`kShortChunks`).
             let short = chunks.div_ceil(SPREAD_CHUNKS).div_ceil(32) * 32;
             (short <= u64::from(kernel.short_threads)).then_some(short as u32)
