@@ -93,6 +93,13 @@ const SHARED_BLOCK_THREADS: u32 = 128;
 /// together, and the serial chain from a row's loads to its writes is one or two loads long.
 pub const SPREAD_CHUNKS: u64 = 2;
 
+/// The fewest threads a row spread past one warp takes: a block of 4 warps. Measured on the H100
+/// against the 2 chunks a thread that 768-column rows would take (64 threads, run136, fixed
+/// threads, rows 1-1024): 128 threads 1.10-1.23x for the backward norms at 1 and 100 rows,
+/// 1.09-1.11x for LayerNorm's forward and its residual form at 1024 rows, 1.06-1.09x for
+/// softmax's forward at 1-100 rows (0.981x at 1024), 1.02-1.08x for SwiGLU's interleaved rows.
+pub const SPREAD_BLOCK_THREADS: u32 = 128;
+
 /// Threads per SM a spread launch may take in all: a quarter of the 2048 an SM holds, so
 /// spreading only ever takes thread slots that few rows leave idle.
 pub const SPREAD_THREADS_PER_SM: u64 = 512;
@@ -151,8 +158,8 @@ impl RowGeometry {
     /// The geometry for `rows` rows of `cols` elements of `T` on a GPU of `sms` SMs. With
     /// automatic threads, [`select`](Self::select)'s, unless the rows are too few for it to
     /// fill the GPU: then each row is spread over more threads, down to [`SPREAD_CHUNKS`]
-    /// chunks a thread, as far as the launch stays within the kernel's
-    /// `spread_threads_per_sm` per SM.
+    /// chunks a thread (and, past one warp, over at least [`SPREAD_BLOCK_THREADS`]), as far
+    /// as the launch stays within the kernel's `spread_threads_per_sm` per SM.
     /// (A handful of rows under the fewest-threads rule leaves most SMs idle and gives each
     /// thread a serial chain of up to `resident_chunks` dependent loads: a 1 x 768 RMSNorm
     /// took 3.1 us where the same bytes need one round trip.)
@@ -168,7 +175,10 @@ impl RowGeometry {
             return Ok(fewest);
         }
         let chunks = cols.div_ceil(chunk_elems::<T>() as usize) as u64;
-        let spread = row_threads(chunks.div_ceil(SPREAD_CHUNKS), kernel.max_threads);
+        let spread = match row_threads(chunks.div_ceil(SPREAD_CHUNKS), kernel.max_threads) {
+            t if t > 32 => t.max(SPREAD_BLOCK_THREADS.min(kernel.max_threads)),
+            t => t,
+        };
         // The most threads per row the budget allows, rounded down to a row width.
         let budget = u64::from(sms) * kernel.spread_threads_per_sm / rows.max(1) as u64;
         let allowed = match budget {
@@ -409,9 +419,19 @@ mod tests {
     #[test]
     fn few_rows_are_spread_over_more_threads() {
         // One row of 768 bf16 (96 chunks): 16 threads of 6 chunks under the fewest-threads
-        // rule; spread, 64 threads of at most 2.
+        // rule; spread, 48 threads of 2 would do, and past a warp a row takes a block of 128.
         assert_eq!(auto::<Bf16>(768).threads_per_row, 16);
-        assert_eq!(for_rows::<Bf16>(1, 768), RowGeometry::per_row(64));
+        assert_eq!(for_rows::<Bf16>(1, 768), RowGeometry::per_row(128));
+        assert_eq!(for_rows::<Bf16>(100, 768), RowGeometry::per_row(128));
+        // Rows of at most a warp at 2 chunks keep their width: 392 columns, 49 chunks, 32.
+        assert_eq!(for_rows::<Bf16>(1, 392).threads_per_row, 32);
+        // Within the kernel's maximum.
+        let narrow = RowKernel {
+            max_threads: 96,
+            ..QUARTER
+        };
+        let g = RowGeometry::select_for::<Bf16>(&narrow, 1, 768, 132, Threads::Auto);
+        assert_eq!(g.unwrap().threads_per_row, 96);
         // 16 rows of 8192 (1024 chunks): 512 threads of 2, 16 blocks.
         assert_eq!(for_rows::<Bf16>(16, 8192).threads_per_row, 512);
         // A row longer than the kernel's threads take at 2 chunks keeps the maximum.
@@ -478,7 +498,7 @@ mod tests {
         // 1024 rows: 132 threads a row within a wave, 128 (the quarter's budget gave 64).
         assert_eq!(wave(1024, 2048), 128);
         assert_eq!(wave(1024, 3072), 128);
-        assert_eq!(wave(1024, 768), 64, "2 chunks a thread at most");
+        assert_eq!(wave(1024, 768), 128, "past a warp, a block of 128");
         assert_eq!(wave(1024, 8192), 128, "the fewest threads already");
         // 4000 rows: 33, 32 (the quarter's gave the fewest, 16).
         assert_eq!(wave(4000, 768), 32);
