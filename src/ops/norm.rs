@@ -577,6 +577,7 @@ mod tests {
             spread_threads_per_sm: crate::ops::rows::SPREAD_THREADS_PER_SM,
             warp_chunks: 0,
             short_threads: 0,
+            spread_block_threads: crate::ops::rows::SPREAD_BLOCK_THREADS,
         };
         let auto = (Threads::Auto, None);
         let plenty = u32::MAX;

@@ -34,8 +34,8 @@ use super::norm::{
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{
-    check_rows_cols, RowGeometry, RowKernel, Walk, SPREAD_THREADS_PER_SM,
-    WAVE_SPREAD_THREADS_PER_SM,
+    check_rows_cols, RowGeometry, RowKernel, Walk, SPREAD_BLOCK_THREADS, SPREAD_CHUNK_THREADS,
+    SPREAD_THREADS_PER_SM, WAVE_SPREAD_THREADS_PER_SM,
 };
 use super::{Launched, Threads};
 use crate::kernels::{
@@ -62,6 +62,7 @@ pub const FWD: RowKernel = RowKernel {
     spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
     warp_chunks: 6,
     short_threads: 128,
+    spread_block_threads: SPREAD_BLOCK_THREADS,
 };
 /// The forward kernel with the residual add (8 resident chunks; x and the residual loaded
 /// 2 chunks at a time; no warp walk; 16-bit rows widen to the short walk up to 192 threads).
@@ -73,7 +74,8 @@ pub const FWD_RESIDUAL: RowKernel = RowKernel {
 };
 /// The backward kernel (x and dy resident, 4 chunks each; up to 1024 threads per row where
 /// the cubin's `__launch_bounds__` allow it: sm_90. Builds for older arches take 512 and
-/// stream longer rows; see `bwd_kernel`).
+/// stream longer rows; see `bwd_kernel`). Few rows spread over a chunk a thread up to 256
+/// threads.
 pub const BWD: RowKernel = RowKernel {
     name: "rmsnorm_bwd",
     resident_chunks: 4,
@@ -81,6 +83,7 @@ pub const BWD: RowKernel = RowKernel {
     spread_threads_per_sm: SPREAD_THREADS_PER_SM,
     warp_chunks: 0,
     short_threads: 0,
+    spread_block_threads: SPREAD_CHUNK_THREADS,
 };
 
 /// The backward kernel whose rows are shared by the CTAs of a cluster: each CTA takes one
@@ -93,6 +96,7 @@ pub const BWD_CLUSTER: RowKernel = RowKernel {
     spread_threads_per_sm: SPREAD_THREADS_PER_SM,
     warp_chunks: 0,
     short_threads: 0,
+    spread_block_threads: SPREAD_BLOCK_THREADS,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -45,6 +45,9 @@ pub struct RowKernel {
     /// walk (`kShortChunks` = 2 chunks a thread, the weights loaded with the row; see
     /// `ops::norm_fwd::fwd_row_geometry`); 0: never widened.
     pub short_threads: u32,
+    /// The fewest threads a row spread past one warp takes where its chunks give each of them
+    /// one ([`SPREAD_BLOCK_THREADS`] at least; see [`RowGeometry::select_for`]).
+    pub spread_block_threads: u32,
 }
 
 /// Threads per row: chosen by the selector, or fixed (for sweeps and tests).
@@ -99,6 +102,13 @@ pub const SPREAD_CHUNKS: u64 = 2;
 /// 1.09-1.11x for LayerNorm's forward and its residual form at 1024 rows, 1.06-1.09x for
 /// softmax's forward at 1-100 rows (0.981x at 1024), 1.02-1.08x for SwiGLU's interleaved rows.
 pub const SPREAD_BLOCK_THREADS: u32 = 128;
+
+/// The backward norms' and softmax forward's [`RowKernel::spread_block_threads`]: a chunk a
+/// thread up to 8 warps. Measured on the H100 at 2048 columns (run136, fixed threads, rows 1,
+/// 5 and 100) against the 128 threads of 2 chunks the spread gives: 256 threads 1.06-1.17x
+/// for the RMSNorm backward, 1.05-1.14x for LayerNorm's, 1.03-1.05x for softmax's forward;
+/// at 8192 columns the spread's 512 threads of 2 chunks were within 1.2% of the best.
+pub const SPREAD_CHUNK_THREADS: u32 = 256;
 
 /// Threads per SM a spread launch may take in all: a quarter of the 2048 an SM holds, so
 /// spreading only ever takes thread slots that few rows leave idle.
@@ -159,8 +169,9 @@ impl RowGeometry {
     /// The geometry for `rows` rows of `cols` elements of `T` on a GPU of `sms` SMs. With
     /// automatic threads, [`select`](Self::select)'s, unless the rows are too few for it to
     /// fill the GPU: then each row is spread over more threads, down to [`SPREAD_CHUNKS`]
-    /// chunks a thread (and, past one warp, over at least [`SPREAD_BLOCK_THREADS`]), as far
-    /// as the launch stays within the kernel's `spread_threads_per_sm` per SM.
+    /// chunks a thread (and, past one warp, over at least the kernel's `spread_block_threads`
+    /// while each thread keeps a chunk, and at least [`SPREAD_BLOCK_THREADS`]), as far as the
+    /// launch stays within the kernel's `spread_threads_per_sm` per SM.
     /// (A handful of rows under the fewest-threads rule leaves most SMs idle and gives each
     /// thread a serial chain of up to `resident_chunks` dependent loads: a 1 x 768 RMSNorm
     /// took 3.1 us where the same bytes need one round trip.)
@@ -176,8 +187,12 @@ impl RowGeometry {
             return Ok(fewest);
         }
         let chunks = cols.div_ceil(chunk_elems::<T>() as usize) as u64;
+        let block = row_threads(chunks, kernel.max_threads)
+            .max(SPREAD_BLOCK_THREADS)
+            .min(kernel.spread_block_threads.max(SPREAD_BLOCK_THREADS))
+            .min(kernel.max_threads);
         let spread = match row_threads(chunks.div_ceil(SPREAD_CHUNKS), kernel.max_threads) {
-            t if t > 32 => t.max(SPREAD_BLOCK_THREADS.min(kernel.max_threads)),
+            t if t > 32 => t.max(block),
             t => t,
         };
         // The most threads per row the budget allows, rounded down to a row width.
@@ -366,6 +381,7 @@ mod tests {
         spread_threads_per_sm: SPREAD_THREADS_PER_SM,
         warp_chunks: 0,
         short_threads: 0,
+        spread_block_threads: SPREAD_BLOCK_THREADS,
     };
 
     fn auto<T>(cols: usize) -> RowGeometry {
@@ -476,6 +492,45 @@ mod tests {
         // Fixed threads are kept whatever the rows.
         let g = RowGeometry::select_for::<Bf16>(&QUARTER, 1, 8192, 132, Threads::PerRow(32));
         assert_eq!(g.unwrap().threads_per_row, 32);
+    }
+
+    #[test]
+    fn the_backward_norms_and_softmax_forward_spread_a_chunk_a_thread_up_to_8_warps() {
+        use crate::ops::{layernorm, rmsnorm, softmax};
+        let threads = |kernel: &RowKernel, rows, cols| {
+            RowGeometry::select_for::<Bf16>(kernel, rows, cols, 132, Threads::Auto)
+                .unwrap()
+                .threads_per_row
+        };
+        for kernel in [rmsnorm::BWD, layernorm::BWD, softmax::FWD] {
+            assert_eq!(kernel.spread_block_threads, SPREAD_CHUNK_THREADS);
+            for rows in [1, 5, 100] {
+                // 2048 columns, 256 chunks: a chunk a thread (the spread's 2 gave 128).
+                assert_eq!(threads(&kernel, rows, 2048), 256, "{}", kernel.name);
+                assert_eq!(threads(&kernel, rows, 3072), 256, "{}", kernel.name);
+                // 768 columns, 96 chunks: a block of 128, not more threads than chunks.
+                assert_eq!(threads(&kernel, rows, 768), 128, "{}", kernel.name);
+                // 8192 columns, 1024 chunks: the spread's 2 chunks a thread, 512.
+                assert_eq!(threads(&kernel, rows, 8192), 512, "{}", kernel.name);
+            }
+            // f32 2048 columns (512 chunks): 256 threads of 2.
+            let f32_threads =
+                RowGeometry::select_for::<f32>(&kernel, 1, 2048, 132, Threads::Auto).unwrap();
+            assert_eq!(f32_threads.threads_per_row, 256);
+        }
+        // Within the kernel's threads (the RMSNorm backward on sm_80: 512) and the budget:
+        // 1024 rows of 2048 within the quarter's 66 threads a row keep the fewest, 64.
+        assert_eq!(threads(&rmsnorm::BWD, 1024, 2048), 64);
+        let narrow = RowKernel {
+            max_threads: 192,
+            ..rmsnorm::BWD
+        };
+        assert_eq!(threads(&narrow, 1, 2048), 192);
+        // The other kernels keep a block of 128 at 2048 columns.
+        for kernel in [rmsnorm::FWD_RESIDUAL, softmax::BWD, QUARTER] {
+            assert_eq!(kernel.spread_block_threads, SPREAD_BLOCK_THREADS);
+            assert_eq!(threads(&kernel, 1, 2048), 128, "{}", kernel.name);
+        }
     }
 
     #[test]

@@ -20,7 +20,10 @@
 //! # Ok(()) }
 //! ```
 
-use super::rows::{check_disjoint, plan_rows, tensor_bytes, RowKernel, WAVE_SPREAD_THREADS_PER_SM};
+use super::rows::{
+    check_disjoint, plan_rows, tensor_bytes, RowKernel, SPREAD_BLOCK_THREADS, SPREAD_CHUNK_THREADS,
+    WAVE_SPREAD_THREADS_PER_SM,
+};
 use super::{Launched, Threads};
 use crate::kernels::{SoftmaxBwd, SoftmaxFwd};
 use crate::runtime::launchers::Dtype;
@@ -28,7 +31,7 @@ use crate::runtime::{DeviceRead, DeviceWrite, StreamHandle};
 use crate::runtime::{Error, Gpu, KernelSpec};
 
 /// Forward: x resident, 8 chunks per thread, up to 1024 threads per row, rows spread over up
-/// to a wave of threads.
+/// to a wave of threads, over a chunk a thread up to 256 threads.
 pub const FWD: RowKernel = RowKernel {
     name: "softmax_fwd",
     resident_chunks: 8,
@@ -36,6 +39,7 @@ pub const FWD: RowKernel = RowKernel {
     spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
     warp_chunks: 0,
     short_threads: 0,
+    spread_block_threads: SPREAD_CHUNK_THREADS,
 };
 /// Backward: y and dy resident, 4 chunks each; rows spread as the forward's.
 pub const BWD: RowKernel = RowKernel {
@@ -45,6 +49,7 @@ pub const BWD: RowKernel = RowKernel {
     spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
     warp_chunks: 0,
     short_threads: 0,
+    spread_block_threads: SPREAD_BLOCK_THREADS,
 };
 
 /// `y = softmax(x)` over rows of `cols`; x and y hold `rows * cols` elements.

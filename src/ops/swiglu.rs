@@ -26,7 +26,7 @@
 
 use super::rows::{
     check_disjoint, chunk_elems, plan_rows, shape_error, tensor_bytes, RowKernel,
-    SPREAD_THREADS_PER_SM, WAVE_SPREAD_THREADS_PER_SM,
+    SPREAD_BLOCK_THREADS, SPREAD_THREADS_PER_SM, WAVE_SPREAD_THREADS_PER_SM,
 };
 use super::{Launched, Threads};
 use crate::kernels::{SwigluFwd, SwigluFwdInterleaved};
@@ -43,6 +43,7 @@ pub const INTERLEAVED: RowKernel = RowKernel {
     spread_threads_per_sm: WAVE_SPREAD_THREADS_PER_SM,
     warp_chunks: 0,
     short_threads: 0,
+    spread_block_threads: SPREAD_BLOCK_THREADS,
 };
 
 /// Threads of a block that takes one segment of a row (one chunk each, at most).
