@@ -24,17 +24,9 @@
 # p50s).
 set -u
 PART=${PART:-1}
-R=/tmp/r139; mkdir -p $R/tests $R/torch
-pack() { (cd /tmp && tar czf $OUT/r139-part$PART.tar.gz r139); }
-T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
-LIMIT=${LIMIT:-560}
-t() { local l=$(( LIMIT - ($(date +%s) - T0) )); [ $l -lt 3 ] && l=3; [ $1 -lt $l ] && l=$1; echo $l; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > $R/nvidia-smi-part$PART.csv; cat $R/nvidia-smi-part$PART.csv
-for b in bnew bmain; do
-  B=.devcarry/$b; D=/tmp/$b; mkdir -p $D; cp $B/BUILD.txt $R/bundle-$b-BUILD.txt
-  [ -x $D/benches/fused ] || { xz -dc $B/payload.tar.xz | tar -xf - -C $D; }
-  (cd $D && sha256sum --quiet -c "$OLDPWD/$B/BINARIES.sha256") && echo "bundle $b verified"
-done
+R=/tmp/r139 NAME=r139-part$PART; source bench/tools/device.sh; mkdir -p $R/tests $R/torch
+gpu_info part$PART
+unpack bnew bmain
 A=/tmp/bnew; Z=/tmp/bmain
 el "bundles ready"
 OPS=rmsnorm_fwd,layernorm_fwd,rmsnorm_fwd_residual,layernorm_fwd_residual,softmax_fwd,softmax_bwd,swiglu_fwd_interleaved,swiglu_fwd,rmsnorm_bwd,layernorm_bwd
