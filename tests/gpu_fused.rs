@@ -1151,7 +1151,8 @@ fn digests(gpu: &Gpu) -> Vec<(String, u64)> {
             let l = &o.launched[0];
             format!("{}@{}:{shape}", l.kernel, gpu.route(l.kernel).unwrap().arch)
         };
-        for shape in [(67, 4097), (64, 4096), (1024, 2048), (50, 392)] {
+        // 5 x 2048: few rows the backward norms and softmax's forward spread a chunk a thread.
+        for shape in [(67, 4097), (64, 4096), (1024, 2048), (50, 392), (5, 2048)] {
             let s = format!("{}x{}", shape.0, shape.1);
             let cases = [
                 rmsnorm_case::<T>(gpu, shape, ALIGNED),

@@ -4,7 +4,9 @@
 # bmain (main's kernels and selector). Two device calls:
 # PART=1: 1. gpu_fused (every test, the digest gate skipped), the record merged (expected
 #            changes: f32 rows at 50 x 392 in the backward norms and softmax, 64 -> 128 threads,
-#            another reduction tree; nothing else), the digest gate in a second process;
+#            another reduction tree; added: every op at 5 x 2048 in each dtype, where the
+#            backward norms and softmax's forward now take 256 threads), the digest gate in a
+#            second process;
 #            racecheck and memcheck over the bf16 row ops; gpu_graphs;
 #         2. A/B round 1, bmain then bnew in separate processes (graph replay): the 9 row ops
 #            and SwiGLU's flat kernel at rows 1, 5, 100, 1024, 4000 x cols 768, 2048, 3072, 8192;
