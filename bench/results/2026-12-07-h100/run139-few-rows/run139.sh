@@ -1,4 +1,4 @@
-# run139: bnew (branch few-rows: spread rows past one warp take at least a block of 128 threads,
+# run139: bfew (branch few-rows: spread rows past one warp take at least a block of 128 threads,
 # the backward norms and softmax's forward a chunk a thread up to 256; SwiGLU's interleaved rows
 # spread up to a wave; SwiGLU's small flat launches take blocks of 128 or 64 threads) against
 # bmain (main's kernels and selector). Two device calls:
@@ -17,19 +17,19 @@
 #            fixed threads (32 .. 1024) and fixed row ranges (132, 264, 528) beside automatic
 #            (RMSNorm backward 1024 x 8192: 512 threads 1.261x its automatic 256, run136; its
 #            partial rows, one per range, are a third of the bytes at one wave of 528 ranges).
-# Here (two full bundles fit the 64 MiB carry; build them one after the other, on a quiet tree):
+# Here (bundles in .devcarry, the script copied to .devcarry/scripts; bench/tools/README.md):
 #   git checkout main && CUBINS_ARCHS="90;90a" cargo xtask gpu-bundle --out .devcarry/bmain
-#   git checkout few-rows && CUBINS_ARCHS="90;90a" cargo xtask gpu-bundle --out .devcarry/bnew
+#   git checkout few-rows && CUBINS_ARCHS="90;90a" cargo xtask gpu-bundle --out .devcarry/bfew
 # There, from the repository root with .devcarry carried:
-#   PART=1 LIMIT=560 bash bench/results/2026-12-07-h100/run139-few-rows/run139.sh, then PART=2.
+#   PART=1 LIMIT=560 bash .devcarry/scripts/run139.sh, then PART=2.
 # Table: python3 bench/tools/abx.py r139 base new (per op and cell, the median of the two rounds'
 # p50s).
 set -u
 PART=${PART:-1}
 R=/tmp/r139 NAME=r139-part$PART; source bench/tools/device.sh; mkdir -p $R/tests $R/torch
 gpu_info part$PART
-unpack bnew bmain
-A=/tmp/bnew; Z=/tmp/bmain
+unpack bfew bmain
+A=/tmp/bfew; Z=/tmp/bmain
 el "bundles ready"
 OPS=rmsnorm_fwd,layernorm_fwd,rmsnorm_fwd_residual,layernorm_fwd_residual,softmax_fwd,softmax_bwd,swiglu_fwd_interleaved,swiglu_fwd,rmsnorm_bwd,layernorm_bwd
 run() { timeout $(t $3) $2/benches/fused --results $R/$1 > $R/fused-$1.log 2>&1; el "$1 rc=$? $(grep -c ' p50 ' $R/fused-$1.log) readings"; }
