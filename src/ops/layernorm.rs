@@ -393,7 +393,7 @@ pub fn layernorm_backward_plan<T: Dtype>(
             .kernel::<LayernormBwdCluster<T>>()?
             .max_active_blocks_per_sm(geometry.threads(), smem_bytes)?,
     };
-    let ranges = ranges(gpu, name, opts.blocks, entry.ctas_per_row(), || Ok(per_sm))?;
+    let ranges = ranges(gpu, name, opts.blocks, (entry, &geometry), || Ok(per_sm))?;
     let (rows_per_block, blocks) = split_rows(rows, geometry.rows_per_block, ranges);
     Ok(LayerNormBwdPlan {
         entry,

@@ -425,7 +425,7 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
             (BwdEntry::WholeRow, packed, kernel, smem)
         }
     };
-    let ranges = ranges(gpu, name, opts.blocks, entry.ctas_per_row(), || {
+    let ranges = ranges(gpu, name, opts.blocks, (entry, &geometry), || {
         resident_blocks::<T>(gpu, entry, geometry.threads(), smem_bytes)
     })?;
     let (rows_per_block, blocks) = split_rows(rows, geometry.rows_per_block, ranges);
