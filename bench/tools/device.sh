@@ -25,3 +25,21 @@ gpu_info() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > $R/nvidia-smi${1:+-$1}.csv
   cat $R/nvidia-smi${1:+-$1}.csv
 }
+# The GPU tests of test binary T in bundle dir A (`gpu_tests A T [ARGS...]`: every test with
+# --include-ignored, ARGS such as `--skip NAME` or `--exact NAME`) into R/tests/T.log, the
+# result and any failure shown; STEP (seconds, default 200) bounds it.
+gpu_tests() {
+  local a=$1 tb=$2; shift 2
+  timeout $(t ${STEP:-200}) $a/tests/$tb --include-ignored --test-threads=1 --show-output "$@" > $R/tests/$tb.log 2>&1
+  el "$tb rc=$? $(grep -h 'test result' $R/tests/$tb.log | tail -1)"
+  grep -h "^test .*FAILED\|panicked at" -A4 $R/tests/$tb.log | head -20 | cut -c1-300
+}
+# memcheck and racecheck over tests NAMES of test binary T in bundle dir A (`sanitize A T
+# NAMES...`), into R/memcheck.log and R/racecheck.log; each bounded by STEP (default 90).
+sanitize() {
+  local a=$1 tb=$2 tool; shift 2
+  for tool in memcheck racecheck; do
+    timeout $(t ${STEP:-90}) compute-sanitizer --tool $tool --error-exitcode 86 $a/tests/$tb --include-ignored --test-threads=1 "$@" > $R/$tool.log 2>&1
+    el "$tool rc=$? $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY\|test result' $R/$tool.log | tr '\n' ' ')"
+  done
+}

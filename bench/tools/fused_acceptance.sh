@@ -19,15 +19,9 @@ el "bundle ready"
 COLS=768,2048,3072,6144,8192,14336,20000,32768
 case $PART in
 1) ROWS=1,2,5,16; CRATE=150; TORCH=200
-  timeout $(t 150) $A/tests/gpu_fused --include-ignored --test-threads=1 --show-output > $R/tests/gpu_fused.log 2>&1
-  el "gpu_fused rc=$? $(grep -h 'test result' $R/tests/gpu_fused.log | tail -1)"
-  grep -h "^test .*FAILED\|panicked at" -A4 $R/tests/gpu_fused.log | head -20 | cut -c1-300
-  for tool in racecheck memcheck; do
-    timeout $(t 60) compute-sanitizer --tool $tool --error-exitcode 86 $A/tests/gpu_fused --include-ignored --exact row_ops_match_the_reference_bf16 --test-threads=1 > $R/$tool.log 2>&1
-    el "$tool rc=$? $(grep -h 'RACECHECK SUMMARY\|ERROR SUMMARY\|test result' $R/$tool.log | tr '\n' ' ')"
-  done
-  timeout $(t 40) $A/tests/gpu_graphs --include-ignored --test-threads=1 > $R/tests/gpu_graphs.log 2>&1
-  el "gpu_graphs rc=$? $(grep -h 'test result' $R/tests/gpu_graphs.log | tail -1)"
+  STEP=150 gpu_tests $A gpu_fused
+  STEP=60 sanitize $A gpu_fused --exact row_ops_match_the_reference_bf16
+  STEP=40 gpu_tests $A gpu_graphs
   pack ;;
 2) ROWS=100,1024,4000; CRATE=220; TORCH=300 ;;
 3) ROWS=16384,32768; CRATE=260; TORCH=260 ;;

@@ -17,13 +17,8 @@ el "bundle ready"
 bench() { timeout $(t $2) $A/benches/gemm --results $R/$1 > $R/gemm-$1.log 2>&1; el "$1 rc=$? $(grep -c 'speed ratio' $R/gemm-$1.log) readings"; }
 case $PART in
 1)
-  timeout $(t 200) $A/tests/gpu_gemm --include-ignored --test-threads=1 --show-output --skip record_gemm_digests > $R/tests/gpu_gemm.log 2>&1
-  el "gpu_gemm rc=$? $(grep -h 'test result' $R/tests/gpu_gemm.log | tail -1)"
-  grep -h "^test .*FAILED\|panicked at" -A4 $R/tests/gpu_gemm.log | head -20 | cut -c1-300
-  for tool in memcheck racecheck; do
-    timeout $(t 90) compute-sanitizer --tool $tool --error-exitcode 86 $A/tests/gpu_gemm --include-ignored --test-threads=1 tma_and_wgmma_kernels_give_the_same_bits tf32_rounds_operands_to_nearest_on_every_route > $R/$tool.log 2>&1
-    el "$tool rc=$? $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY\|test result' $R/$tool.log | tr '\n' ' ')"
-  done
+  STEP=200 gpu_tests $A gpu_gemm --skip record_gemm_digests
+  STEP=90 sanitize $A gpu_gemm tma_and_wgmma_kernels_give_the_same_bits tf32_rounds_operands_to_nearest_on_every_route
   pack
   bench large 260 ;;
 2) CUBINS_GEMM_RANDOM=48 CUBINS_GEMM_RANDOM_SEED=2026 bench random 540 ;;
