@@ -285,11 +285,11 @@ pub(crate) fn packed_geometry<T>(
 
 /// The most threads per SM a default wave of one-row blocks takes. Each row range writes a
 /// partial row per column sum that the sums' launch reads back, so a wave of every resident
-/// block of a short row can move more partial-row bytes than the rows: on the H100 (run139, RMSNorm
-/// backward bf16, fixed ranges) 1024 x 3072 took 22.19 us in 1024 ranges of 96 threads and
-/// 18.06 in 528, 1024 x 8192 37.05 us in 528 ranges of 256 threads and 30.35 in 264. As a
-/// rule (run143, both backward norms, rows 1024-32768 x cols 768-32768): 1.04-1.23x at the 6
-/// cells it changes, the other 42 within 0.988-1.012x.
+/// block of a short row can move more partial-row bytes than the rows: on the H100 (run139,
+/// RMSNorm backward bf16, fixed ranges) 1024 x 3072 took 22.19 us in 1024 ranges of 96
+/// threads and 18.06 in 528, 1024 x 8192 37.05 us in 528 ranges of 256 threads and 30.35 in
+/// 264. As a rule (run143, both backward norms, rows 1024-32768 x cols 768-32768): 1.04-1.23x
+/// at the 6 cells it changes, the other 42 within 0.988-1.012x.
 pub(crate) const RANGE_THREADS_PER_SM: u32 = 512;
 
 /// Blocks per SM in a backward's default wave: the occupancy calculator's `per_sm`; for blocks
@@ -297,7 +297,7 @@ pub(crate) const RANGE_THREADS_PER_SM: u32 = 512;
 pub(crate) fn wave_blocks_per_sm(entry: BwdEntry, geometry: &RowGeometry, per_sm: u32) -> u32 {
     let per_sm = per_sm.max(1);
     if entry == BwdEntry::WholeRow && geometry.rows_per_block == 1 {
-        per_sm.min(RANGE_THREADS_PER_SM.div_ceil(geometry.threads()).max(1))
+        per_sm.min(RANGE_THREADS_PER_SM.div_ceil(geometry.threads()))
     } else {
         per_sm
     }

@@ -187,9 +187,9 @@ impl RowGeometry {
             return Ok(fewest);
         }
         let chunks = cols.div_ceil(chunk_elems::<T>() as usize) as u64;
+        let widest_block = kernel.spread_block_threads.max(SPREAD_BLOCK_THREADS);
         let block = row_threads(chunks, kernel.max_threads)
-            .max(SPREAD_BLOCK_THREADS)
-            .min(kernel.spread_block_threads.max(SPREAD_BLOCK_THREADS))
+            .clamp(SPREAD_BLOCK_THREADS, widest_block)
             .min(kernel.max_threads);
         let spread = match row_threads(chunks.div_ceil(SPREAD_CHUNKS), kernel.max_threads) {
             t if t > 32 => t.max(block),
