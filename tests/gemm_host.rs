@@ -268,6 +268,83 @@ fn epilogue_staging_is_bank_conflict_free() {
     }
 }
 
+/// Where the TMA kernel's staged epilogue (`store_staged` in
+/// cuda/include/cubins/gemm/tma_kernel.cuh) puts accumulators `4j + 2h` and `4j + 2h + 1` of
+/// lane `lane` of warp `warp` for outputs of `e` bytes, `jj` the column group of 8 within the
+/// part: (box, byte offset in the box).
+fn tma_staging_slot(e: usize, jj: usize, h: usize, warp: usize, lane: usize) -> (usize, usize) {
+    let box_ = jj / (128 / e / 8);
+    let chunk = if e == 2 {
+        jj % 8
+    } else {
+        2 * (jj % 4) + (lane % 4) / 2
+    };
+    let within = if e == 2 {
+        4 * (lane % 4)
+    } else {
+        8 * (lane % 2)
+    };
+    let r = warp * 16 + lane / 4 + 8 * h;
+    (box_, r * 128 + ((chunk ^ (r & 7)) << 4) + within)
+}
+
+#[test]
+fn tma_staged_epilogue_is_the_copy_engines_box_layout() {
+    // Staging per consumer: 64 x 256 bytes; a part is its 64 rows x (256 / e) columns, stored
+    // as boxes of 64 rows x 128 bytes that the copy engine reads in the 128-byte swizzle:
+    // element (row, c) of a box at row * 128 + (((c e) / 16) ^ (row % 8)) * 16 + (c e) % 16.
+    // Accumulator 4j + 2h + i of lane l of warp w is output row 16w + l/4 + 8h, column
+    // 8j + 2 (l % 4) + i of the consumer's 64 x 256. A warp's store of 32 pairs is served 128
+    // bytes a wavefront: 16-bit pairs (32 lanes x 4 bytes) without a bank conflict; f32 pairs
+    // (16 lanes x 8 bytes: 4 rows of 32 bytes, rows r and r ^ 1 on the same two chunk slots)
+    // two ways, 64 KB a tile against its thousands of cycles of MMA.
+    for (e, conflict_ways) in [(2usize, 1usize), (4, 2)] {
+        let part_cols = 256 / e;
+        let (parts, kj, box_cols) = (256 / part_cols, part_cols / 8, 128 / e);
+        for part in 0..parts {
+            let mut written = std::collections::HashSet::new();
+            for jj in 0..kj {
+                let j = part * kj + jj;
+                for h in 0..2 {
+                    for warp in 0..4 {
+                        let mut banks = std::collections::HashMap::<usize, usize>::new();
+                        for lane in 0..32 {
+                            let (b, at) = tma_staging_slot(e, jj, h, warp, lane);
+                            let (row, col) = (16 * warp + lane / 4 + 8 * h, 8 * j + 2 * (lane % 4));
+                            let c = col - part * part_cols;
+                            assert_eq!(b, c / box_cols, "e {e} part {part} jj {jj}");
+                            let cb = (c % box_cols) * e;
+                            assert_eq!(
+                                at,
+                                row * 128 + (((cb / 16) ^ (row % 8)) << 4) + cb % 16,
+                                "e {e} ({row}, {col})"
+                            );
+                            assert_eq!(at % (2 * e), 0, "pairs are aligned stores");
+                            assert!(
+                                written.insert((b, at)),
+                                "e {e}: ({row}, {col}) written twice"
+                            );
+                            if lane % (128 / (2 * e)) == 0 {
+                                banks.clear();
+                            }
+                            for word in 0..2 * e / 4 {
+                                let ways = banks.entry((at / 4 + word) % 32).or_default();
+                                *ways += 1;
+                                assert!(
+                                    *ways <= conflict_ways,
+                                    "e {e} part {part} jj {jj} warp {warp}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            // Every byte of the part's staging is written once.
+            assert_eq!(written.len() * 2 * e, 64 * part_cols * e);
+        }
+    }
+}
+
 #[test]
 fn interior_copies_are_one_pointer_and_a_stride_per_thread() {
     // TileCopy's fast path addresses chunk i of a thread as its first chunk plus
@@ -1090,7 +1167,7 @@ fn plan_flags_and_geometry() {
 }
 
 #[test]
-fn tf32_takes_wgmma_only_with_a_workspace_on_the_sm90a_route() {
+fn tf32_takes_the_warp_specialized_tile_only_with_a_workspace_on_the_sm90a_route() {
     let with_ws = |p: Problem, bytes: u64, addr: u64| Problem {
         workspace: Some(plan::Workspace { addr, bytes }),
         ..p
@@ -1112,10 +1189,23 @@ fn tf32_takes_wgmma_only_with_a_workspace_on_the_sm90a_route() {
             false,
         )
         .unwrap();
-        assert_eq!(pl.schedule, Schedule::Wgmma(plan::TILE_WGMMA_TF32));
+        assert_eq!(pl.schedule, Schedule::Tma(plan::TILE_TMA_TF32));
         // One NT kernel serves every layout: it reads the operand pass's K-major copies.
-        assert_eq!(pl.entry, "gemm_tf32_nt_wgmma_128x256");
+        assert_eq!(pl.entry, "gemm_tf32_nt_tma_128x256");
         assert_eq!(pl.workspace_bytes, need);
+        // K short of the TMA ring (4 k tiles of 32) takes the cp.async wgmma tile, the same
+        // kernel after the same pass.
+        let short = problem(Tier::Tf32, layout, m, n, 100);
+        let short_need = u64::from(m + n) * 100 * 4;
+        let pl_short = plan::plan(
+            &with_ws(short, short_need, 1 << 30),
+            &H200_SM90A,
+            &Choice::default(),
+            false,
+        )
+        .unwrap();
+        assert_eq!(pl_short.schedule, Schedule::Wgmma(plan::TILE_WGMMA_TF32));
+        assert_eq!(pl_short.entry, "gemm_tf32_nt_wgmma_128x256");
         let prep = pl.prepare.expect("an operand pass");
         assert_eq!(prep.kp, 1032);
         assert_eq!(prep.b_offset(m), u64::from(m) * 1032);
@@ -1159,23 +1249,28 @@ fn tf32_takes_wgmma_only_with_a_workspace_on_the_sm90a_route() {
             .stamp_fields()
             .contains("prepare=\"gemm_tf32_prepare tf32-rna k-major kp=1032"));
         // A workspace one byte short, or not 16-byte aligned, leaves the selector on mma.sync
-        // and makes a forced wgmma schedule an error that says what it needs.
-        let forced = Choice {
-            schedule: Some(Schedule::Wgmma(plan::TILE_WGMMA_TF32)),
-            grid: None,
-            splits: None,
-        };
-        for q in [
-            with_ws(p, need - 1, 1 << 30),
-            with_ws(p, need, (1 << 30) + 8),
+        // and makes a forced wgmma or TMA schedule an error that says what it needs.
+        for schedule in [
+            Schedule::Wgmma(plan::TILE_WGMMA_TF32),
+            Schedule::Tma(plan::TILE_TMA_TF32),
         ] {
-            let pl = plan::plan(&q, &H200_SM90A, &Choice::default(), false).unwrap();
-            assert!(matches!(pl.schedule, Schedule::Mma(_)));
-            let err = plan::plan(&q, &H200_SM90A, &forced, false).unwrap_err();
-            assert!(
-                matches!(&err, PlanError::Schedule { reason, .. } if reason.contains(&format!("{need} bytes"))),
-                "{err:?}"
-            );
+            let forced = Choice {
+                schedule: Some(schedule),
+                grid: None,
+                splits: None,
+            };
+            for q in [
+                with_ws(p, need - 1, 1 << 30),
+                with_ws(p, need, (1 << 30) + 8),
+            ] {
+                let pl = plan::plan(&q, &H200_SM90A, &Choice::default(), false).unwrap();
+                assert!(matches!(pl.schedule, Schedule::Mma(_)));
+                let err = plan::plan(&q, &H200_SM90A, &forced, false).unwrap_err();
+                assert!(
+                    matches!(&err, PlanError::Schedule { reason, .. } if reason.contains(&format!("{need} bytes"))),
+                    "{err:?}"
+                );
+            }
         }
     }
     // K = 0 needs no workspace: the forced route plans without one (nothing to round).
@@ -1188,6 +1283,12 @@ fn tf32_takes_wgmma_only_with_a_workspace_on_the_sm90a_route() {
     let pl = plan::plan(&k0, &H200_SM90A, &forced, false).unwrap();
     assert_eq!(pl.workspace_bytes, 0);
     assert_eq!(pl.prepare.map(|p| p.grid), Some(0));
+    // The TMA tile refuses it (a tensor map has no empty dimension).
+    let forced_tma = Choice {
+        schedule: Some(Schedule::Tma(plan::TILE_TMA_TF32)),
+        ..forced
+    };
+    assert!(plan::plan(&k0, &H200_SM90A, &forced_tma, false).is_err());
     // Shapes that leave half the SMs idle keep the mma.sync tiles.
     let small = problem(Tier::Tf32, Layout::NN, 512, 512, 4096);
     let pl = plan::plan(

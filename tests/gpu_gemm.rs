@@ -864,6 +864,7 @@ fn tf32_rounds_operands_to_nearest_on_every_route() {
     let mut schedules = vec![Schedule::Mma(plan::TILE_TF32_SMALL)];
     if wgmma_route(&gpu).unwrap() {
         schedules.push(Schedule::Wgmma(plan::TILE_WGMMA_TF32));
+        schedules.push(Schedule::Tma(plan::TILE_TMA_TF32));
     }
     for layout in Layout::ALL {
         for &s in &schedules {
@@ -966,7 +967,7 @@ fn pedantic_bits_match_the_cpu_for_every_tile_and_grid() {
 
 /// The warp-specialized TMA kernel sums K in the wgmma kernel's order and shares its
 /// epilogue: forced on the same inputs (tails in M, N and K, alpha, beta and a bias, 16-bit
-/// and f32 outputs), the two give the same bits, in every layout.
+/// and f32 outputs; TF32 after its operand pass), the two give the same bits, in every layout.
 #[test]
 #[ignore = "needs a GPU: run through the GPU bundle (bash bundle/run.sh RESULTS tests)"]
 fn tma_and_wgmma_kernels_give_the_same_bits() {
@@ -988,11 +989,15 @@ fn tma_and_wgmma_kernels_give_the_same_bits() {
         T::Dev: GemmInput,
     {
         let x = inputs::<T, O>(&case, fnv1a64(case.describe().as_bytes()));
+        let (tma_tile, wgmma_tile) = match tier {
+            Tier::Tf32 => (plan::TILE_TMA_TF32, plan::TILE_WGMMA_TF32),
+            _ => (plan::TILE_TMA, plan::TILE_WGMMA),
+        };
         let tma = run::<T, O>(
             gpu,
             stream,
             tier,
-            &case.schedule(Schedule::Tma(plan::TILE_TMA)),
+            &case.schedule(Schedule::Tma(tma_tile)),
             &x,
         )
         .unwrap();
@@ -1000,11 +1005,11 @@ fn tma_and_wgmma_kernels_give_the_same_bits() {
             gpu,
             stream,
             tier,
-            &case.schedule(Schedule::Wgmma(plan::TILE_WGMMA)),
+            &case.schedule(Schedule::Wgmma(wgmma_tile)),
             &x,
         )
         .unwrap();
-        assert_eq!(tma.launch.plan.schedule, Schedule::Tma(plan::TILE_TMA));
+        assert_eq!(tma.launch.plan.schedule, Schedule::Tma(tma_tile));
         // The plain call into the input type leaves through the staging and TMA stores.
         let plain = case.alpha == 1.0 && case.beta == 0.0 && !case.bias && O::NAME == T::NAME;
         let staged = tma.launch.plan.flags & cubins::params::CUBINS_GEMM_TMA_C != 0;
@@ -1038,6 +1043,7 @@ fn tma_and_wgmma_kernels_give_the_same_bits() {
         both::<bf16, bf16>(&gpu, &stream, Tier::Bf16, layout);
         both::<bf16, f32>(&gpu, &stream, Tier::Bf16, layout);
         both::<f16, f16>(&gpu, &stream, Tier::Fp16, layout);
+        both::<f32, f32>(&gpu, &stream, Tier::Tf32, layout);
     }
 }
 
@@ -1127,6 +1133,15 @@ fn digest_outputs(gpu: &Gpu) -> Vec<(String, Vec<u8>)> {
             out.push(one::<f16, f32>(gpu, &stream, Tier::Fp16, &case));
             let case = wgmma_tail_case(Tier::Tf32, layout);
             out.push(one::<f32, f32>(gpu, &stream, Tier::Tf32, &case));
+            // TF32 on the TMA tile after the same pass: with the bias (stores from the
+            // registers) and plain (staged, TMA stores of f32).
+            let tma = Schedule::Tma(plan::TILE_TMA_TF32);
+            for case in [
+                case.schedule(tma),
+                Case::new(layout, 300, 520, 200).schedule(tma),
+            ] {
+                out.push(one::<f32, f32>(gpu, &stream, Tier::Tf32, &case));
+            }
         }
     }
     out

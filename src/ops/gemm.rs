@@ -457,7 +457,9 @@ gemm_input!(f32, Dtype::F32, None, f32, {
     "gemm_f32_pedantic_nn_64x64" => GemmF32PedanticNn64x64,
     "gemm_f32_pedantic_tn_64x64" => GemmF32PedanticTn64x64,
     "gemm_f32_pedantic_nt_64x64" => GemmF32PedanticNt64x64,
-}, tma {}, pack {});
+}, tma {
+    "gemm_tf32_nt_tma_128x256" => GemmTf32NtTma128x256,
+}, pack {});
 
 /// A problem the planner refused, as the runtime's launch error (naming the rule).
 fn plan_error(e: &PlanError) -> Error {
@@ -751,9 +753,11 @@ pub fn gemm_with_workspace<T: GemmInput, O: GemmOutput, S: StreamHandle>(
 }
 
 /// The tensor maps the TMA kernel reads A and B through (`tma_kernel.cuh`): the stored
-/// matrices with their leading dimensions, K-major operands in boxes of the tile's rows by
-/// 64 k, MN-major ones in 64 x 64 panels, in the 128-byte swizzle.
+/// matrices with their leading dimensions, K-major operands in boxes of the tile's rows by a
+/// k tile (one 128-byte row), MN-major ones in panels of 128 bytes by a k tile's rows, in the
+/// 128-byte swizzle.
 fn tma_operands(p: &Problem, t: &plan::TmaTile, a: u64, b: u64, elem: TmaElem) -> [Tiled2d; 2] {
+    let row_elems = plan::TmaTile::ROW_BYTES / elem.bytes() as u32;
     let map = |param, base, (rows, cols): (u32, u32), ld: u32, k_major: bool, outer: u32| Tiled2d {
         param,
         elem,
@@ -761,7 +765,7 @@ fn tma_operands(p: &Problem, t: &plan::TmaTile, a: u64, b: u64, elem: TmaElem) -
         cols: u64::from(cols),
         rows: u64::from(rows),
         pitch: u64::from(ld),
-        box_cols: 64,
+        box_cols: row_elems,
         box_rows: if k_major { outer } else { t.bk },
         swizzle: Swizzle::B128,
     };
@@ -780,8 +784,9 @@ fn tma_output(p: &Problem, desc: &GemmDesc, bias: bool, elem: TmaElem) -> Option
     (plain && map.check().is_ok()).then_some(map)
 }
 
-/// C as the TMA kernel stores it: M x N with its leading dimension, in 64 x 64 boxes in the
-/// 128-byte swizzle (the kernel's staging layout); the copy engine clips boxes to M and N.
+/// C as the TMA kernel stores it: M x N with its leading dimension, in boxes of 64 rows by
+/// 128 bytes in the 128-byte swizzle (the kernel's staging layout); the copy engine clips
+/// boxes to M and N.
 fn c_map(p: &Problem, elem: TmaElem) -> Tiled2d {
     Tiled2d {
         param: "tma_c",
@@ -790,7 +795,7 @@ fn c_map(p: &Problem, elem: TmaElem) -> Tiled2d {
         cols: u64::from(p.n),
         rows: u64::from(p.m),
         pitch: u64::from(p.ldc),
-        box_cols: 64,
+        box_cols: plan::TmaTile::ROW_BYTES / elem.bytes() as u32,
         box_rows: 64,
         swizzle: Swizzle::B128,
     }
@@ -879,7 +884,18 @@ fn launch_gemm<T: GemmInput, O: GemmOutput>(
     }
     if let Schedule::Tma(t) = pl.schedule {
         let elem = tma_elem(T::DTYPE);
-        let packed = Problem { lda, ldb, ..*p };
+        // After the TF32 operand pass the kernel reads the workspace as layout NT.
+        let layout = if pl.prepare.is_some() {
+            Layout::NT
+        } else {
+            p.layout
+        };
+        let packed = Problem {
+            lda,
+            ldb,
+            layout,
+            ..*p
+        };
         let [map_a, map_b] = tma_operands(&packed, &t, a_ptr.as_raw(), b_ptr.as_raw(), elem);
         let tma_c = if pl.flags & flags::TMA_C != 0 {
             c_map(p, elem).encode()?

@@ -194,11 +194,12 @@ pub const DECODE_ONE_ROW_TILE_M: u32 = 8;
 pub const RASTER_GROUP: u32 = 8;
 
 /// The warp-specialized Hopper tile (`TmaTile` in `cuda/include/cubins/gemm/tma_kernel.cuh`):
-/// 128 x 256 output tiles, k tiles of 64 loaded by TMA into a `stages`-deep ring, one producer
-/// and two consumer warpgroups, persistent CTAs (at most one per SM), the common call's
-/// epilogue through shared memory and TMA stores (`flags::TMA_C`). Only the sm_90a cubin
-/// holds its real code; its operands must be TMA-addressable (16-byte aligned bases, leading
-/// dimensions in whole 16-byte chunks).
+/// 128 x 256 output tiles, k tiles of one 128-byte row (64 16-bit values, 32 tf32 ones) loaded
+/// by TMA into a `stages`-deep ring, one producer and two consumer warpgroups, persistent CTAs
+/// (at most one per SM), the common call's epilogue through shared memory and TMA stores
+/// (`flags::TMA_C`). Only the sm_90a cubin holds its real code; its operands must be
+/// TMA-addressable (16-byte aligned bases, leading dimensions in whole 16-byte chunks): TF32's
+/// are, as the operand pass writes them into the workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TmaTile {
     pub bm: u32,
@@ -207,8 +208,8 @@ pub struct TmaTile {
     pub stages: u32,
 }
 
-/// The one warp-specialized tile (`cubins::gemm::TmaTile`); `tests/gemm_host.rs` checks its
-/// ring against `cuda/kernels.toml`.
+/// The warp-specialized tile (`cubins::gemm::TmaTile`) of the 16-bit tiers; `tests/gemm_host.rs`
+/// checks its ring against `cuda/kernels.toml`.
 pub const TILE_TMA: TmaTile = TmaTile {
     bm: 128,
     bn: 256,
@@ -216,18 +217,24 @@ pub const TILE_TMA: TmaTile = TmaTile {
     stages: 4,
 };
 
+/// The same tile on tf32 operands: k tiles of 32.
+pub const TILE_TMA_TF32: TmaTile = TmaTile { bk: 32, ..TILE_TMA };
+
 impl TmaTile {
+    /// Bytes of a k tile's row in the ring, as the wgmma kernel's: one 128-byte swizzle row.
+    pub const ROW_BYTES: u32 = WgmmaTile::ROW_BYTES;
+
     /// One producer warpgroup and two consumers.
     pub fn threads(&self) -> u32 {
         3 * 128
     }
 
-    /// The ring of A and B tiles (16-bit), each consumer's staging of half its 64 x `bn`
-    /// 16-bit outputs, the slack that aligns them to 1024 bytes, and a full and an empty
-    /// mbarrier per stage (`TmaTile::kSmemBytes`).
+    /// The ring of A and B k tiles (a 128-byte row per row of the tile), each consumer's
+    /// staging of a part of its 64 x `bn` outputs (`64 * bn` bytes), the slack that aligns them
+    /// to 1024 bytes, and a full and an empty mbarrier per stage (`TmaTile::kSmemBytes`).
     pub fn smem_bytes(&self) -> u32 {
         let staging = 2 * 64 * self.bn;
-        self.stages * (self.bm + self.bn) * self.bk * 2 + staging + 1024 + 2 * self.stages * 8
+        self.stages * (self.bm + self.bn) * Self::ROW_BYTES + staging + 1024 + 2 * self.stages * 8
     }
 
     pub fn label(&self) -> String {
@@ -235,13 +242,15 @@ impl TmaTile {
     }
 }
 
-/// The schedules of a tier and layout: the warp-specialized tile for 16-bit tiers (taken when
-/// forced, see [`select`]), then the catalogue's entry points in the order the selector
-/// prefers them ([`catalogued_schedules`]).
+/// The schedules of a tier and layout: the warp-specialized tile (16-bit tiers; TF32 after
+/// its operand pass), then the catalogue's entry points in the order the selector prefers
+/// them ([`catalogued_schedules`]).
 pub fn schedules(tier: Tier, layout: Layout, class: SmemClass) -> Vec<Schedule> {
     let mut all = catalogued_schedules(tier, layout, class);
-    if matches!(tier, Tier::Bf16 | Tier::Fp16) {
-        all.insert(0, Schedule::Tma(TILE_TMA));
+    match tier {
+        Tier::Bf16 | Tier::Fp16 => all.insert(0, Schedule::Tma(TILE_TMA)),
+        Tier::Tf32 => all.insert(0, Schedule::Tma(TILE_TMA_TF32)),
+        Tier::F32Pedantic => {}
     }
     all
 }
@@ -441,7 +450,7 @@ pub fn entry_name(tier: Tier, layout: Layout, schedule: &Schedule) -> String {
 /// Whether `schedule` runs after the TF32 operand pass: tf32 wgmma reads both operands
 /// K-major only and truncates, so A and B are rounded and laid out K-major first.
 pub fn runs_tf32_prepare(tier: Tier, schedule: &Schedule) -> bool {
-    tier == Tier::Tf32 && matches!(schedule, Schedule::Wgmma(_))
+    tier == Tier::Tf32 && matches!(schedule, Schedule::Wgmma(_) | Schedule::Tma(_))
 }
 
 /// Entry point of the TF32 operand pass (`cuda/gemm_tf32_prepare.cu`) and its block size.
@@ -978,6 +987,7 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
                         capability 9.0 device); this route holds their trapping stubs"
                 .into())
         }
+        Schedule::Tma(_) if p.k == 0 => return Err("the TMA kernel needs K >= 1 (a tensor map has no empty dimension)".into()),
         s if runs_tf32_prepare(p.tier, s) => {
             let need = Tf32Prepare::for_problem(p).workspace_bytes(p.m, p.n);
             match p.workspace {
@@ -997,7 +1007,6 @@ pub fn fits(p: &Problem, device: &DeviceFacts, schedule: &Schedule) -> Result<()
                         leading dimensions in whole 16-byte chunks"
                 .into())
         }
-        Schedule::Tma(_) if p.k == 0 => return Err("the TMA kernel needs K >= 1 (a tensor map has no empty dimension)".into()),
         Schedule::Decode(_) if !p.decode_eligible() => {
             return Err("the decode kernel needs M <= 16, layout NN or NT, K % 8 == 0, 16-byte aligned A and B with \
                         leading dimensions in whole 16-byte chunks, and for NN N % 4 == 0"

@@ -47,6 +47,9 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
 __device__ __forceinline__ void st_shared_u32(unsigned addr, uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
+__device__ __forceinline__ void st_shared_v2_f32(unsigned addr, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
 
 // Gives back registers (producer warps) or takes them (consumer warps); every warp of the
 // warpgroup executes it, and the CTA's total must stay within the register file.

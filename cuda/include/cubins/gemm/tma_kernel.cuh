@@ -1,20 +1,24 @@
-// The warp-specialized Hopper GEMM (sm_90a): TMA fills a 4-stage ring of 128 x 64 A and
-// 256 x 64 B tiles in the 128-byte swizzle, completing on one mbarrier per stage; warpgroup 0
-// gives its registers back (setmaxnreg.dec) and one of its threads issues every copy;
-// warpgroups 1 and 2 (setmaxnreg.inc) each own 64 x 256 f32 accumulators and multiply with
-// wgmma m64n256k16 straight from the ring, releasing a stage (an arrive on its empty barrier)
-// once the wgmma group that read it has retired. CTAs are persistent: one per SM, each
-// walking tiles blockIdx.x, + gridDim.x, ... in the grouped raster, so the producer fills
-// the ring with the next tile while the consumers store this one.
+// The warp-specialized Hopper GEMM (sm_90a): TMA fills a 4-stage ring of 128-row A and
+// 256-row B k tiles (one 128-byte row each: 64 16-bit or 32 tf32 values) in the 128-byte
+// swizzle, completing on one mbarrier per stage; warpgroup 0 gives its registers back
+// (setmaxnreg.dec) and one of its threads issues every copy; warpgroups 1 and 2
+// (setmaxnreg.inc) each own 64 x 256 f32 accumulators and multiply with wgmma m64n256k16
+// (tf32: k8) straight from the ring, releasing a stage (an arrive on its empty barrier) once
+// the wgmma group that read it has retired. CTAs are persistent: one per SM, each walking
+// tiles blockIdx.x, + gridDim.x, ... in the grouped raster, so the producer fills the ring
+// with the next tile while the consumers store this one. tf32 operands must be K-major (NT:
+// the TF32 tier's operand pass lays every layout out so) and already rounded: wgmma
+// truncates the f32 bits it reads.
 //
 // The common call (C = A B in the input type, C addressable by the copy engine: the host sets
 // CUBINS_GEMM_TMA_C and passes its map) leaves through shared memory: each consumer converts
-// its 64 x 256 outputs into 16 KB of swizzled staging, half a tile at a time, and one of its
-// threads stores each half with TMA stores, which clip the tails to M and N; the consumer
-// starts the next tile while the copy engine drains the last half. Stores straight from the
-// registers held every CTA's epilogue as a burst with no MMA running: 0.89-0.97x cuBLAS
-// against 0.99-1.03x this way (run76, explorer, H100). Other calls (alpha, beta, bias, f32
-// output, C off the 16-byte grid) store from the registers.
+// its 64 x 256 outputs into 16 KB of swizzled staging, a part of the tile at a time (halves
+// in 16 bits, quarters in f32), and one of its threads stores each part with TMA stores,
+// which clip the tails to M and N; the consumer starts the next tile while the copy engine
+// drains the last part. Stores straight from the registers held every CTA's epilogue as a
+// burst with no MMA running: 0.89-0.97x cuBLAS against 0.99-1.03x this way (run76, explorer,
+// H100, bf16). Other calls (alpha, beta, bias, f32 output of 16-bit inputs, C off the
+// 16-byte grid) store from the registers.
 //
 // The operands are read through tensor maps the host encodes (the runtime's Tiled2d): boxes
 // past M, N or K read zeros, so tails need no bounds checks; the maps need 16-byte aligned
@@ -39,16 +43,22 @@
 namespace cubins {
 namespace gemm {
 
-// 128 x 256 output tiles, k tiles of 64 16-bit values (one 128-byte swizzle row), 4 stages.
+// 128 x 256 output tiles, k tiles of one 128-byte swizzle row (64 16-bit values or 32 tf32
+// ones), 4 stages.
 struct TmaTile {
-  static constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4;
+  static constexpr int kBM = 128, kBN = 256, kStages = 4;
+  static constexpr int kRowBytes = 128;
+  // k values of T in a k tile.
+  template <class T>
+  static constexpr int kBKOf = kRowBytes / static_cast<int>(sizeof(T));
   static constexpr int kConsumers = 2;                   // warpgroups that multiply
   static constexpr int kThreads = 128 * (kConsumers + 1);  // and one that loads
-  static constexpr int kBytesA = kBM * kBK * 2, kBytesB = kBN * kBK * 2;
+  static constexpr int kBytesA = kBM * kRowBytes, kBytesB = kBN * kRowBytes;
   static constexpr int kStageBytes = kBytesA + kBytesB;
-  // A 64-wide MN-major panel of kBK k rows, or 64 K-major rows: 64 x 128 bytes.
+  // A 64-wide MN-major panel of a k tile's rows, or 64 K-major rows: 64 x 128 bytes.
   static constexpr int kPanelBytes = 64 * 128;
-  // Staging per consumer: half of its 64 x kBN 16-bit outputs, as 64 x 64 boxes of 8 KB.
+  // Staging per consumer: a part of its 64 x kBN outputs (half of them in 16 bits, a quarter
+  // in f32), as boxes of 64 rows x 128 bytes.
   static constexpr int kStagingBytes = 64 * kBN, kBoxBytes = 64 * 128;
   // The ring, the staging, the slack to align them to a swizzle atom (1024 B), then full[S]
   // and empty[S].
@@ -93,28 +103,41 @@ __device__ __forceinline__ void store_pair(const EpilogueArgs& e, OutT* c, int r
 }
 
 // Consumer warpgroup `cw`'s 64 rows of tile `tc` from its accumulators through `staging`
-// and TMA stores of `tma_c`, in two halves: a half waits only until the stores of the one
-// before it have read the staging. Boxes of 64 rows x 64 columns (128 bytes a row) in the
-// 128-byte swizzle: 16-byte chunk q of row r sits at chunk q ^ (r % 8), so a warp's eight
-// rows of one chunk land on distinct banks; the copy engine undoes the swizzle.
-template <class T>
+// and TMA stores of `tma_c`, a part at a time (two of 128 columns in 16 bits, four of 64 in
+// f32: 16 KB each): a part waits only until the stores of the one before it have read the
+// staging. Boxes of 64 rows x 128 bytes in the 128-byte swizzle: 16-byte chunk q of row r
+// sits at chunk q ^ (r % 8), so a warp's eight rows of one chunk land on distinct banks (f32
+// pairs: a half-warp's four rows of two chunks, two ways, rows r and r ^ 1 sharing their
+// slots); the copy engine undoes the swizzle. tests/gemm_host.rs checks both layouts.
+template <class OutT>
 __device__ __forceinline__ void store_staged(const CUtensorMap* tma_c, unsigned staging, const float (&d)[TmaTile::kBN / 2],
                                              TileCoord tc, int cw, int t_wg) {
-  constexpr int BN = TmaTile::kBN, kHalves = 2;
-  constexpr int kJ = BN / 8 / kHalves, kBoxes = BN / 64 / kHalves;  // per half: columns of 8, boxes
+  constexpr int BN = TmaTile::kBN, kOut = static_cast<int>(sizeof(OutT));
+  constexpr int kBoxCols = TmaTile::kRowBytes / kOut, kPartCols = TmaTile::kStagingBytes / (64 * kOut);
+  constexpr int kParts = BN / kPartCols, kJ = kPartCols / 8, kBoxes = kPartCols / kBoxCols;
+  static_assert(kOut == 2 || kOut == 4, "16-bit or f32 outputs");
   const int warp = t_wg / 32, lane = t_wg % 32;
 #pragma unroll
-  for (int half = 0; half < kHalves; ++half) {
+  for (int part = 0; part < kParts; ++part) {
     if (t_wg == 0) bulk_wait_read();
     named_barrier_sync(1 + cw, 128);
 #pragma unroll
     for (int jj = 0; jj < kJ; ++jj) {
-      const int j = half * kJ + jj, box = jj / 8, chunk = jj % 8;
+      // Columns 8 jj + 2 (lane % 4) + {0, 1} of the part: their box, 16-byte chunk in its row
+      // and byte in the chunk (16 bits: a chunk holds the 8 columns; f32: two chunks do).
+      const int j = part * kJ + jj, box = jj / (kBoxCols / 8);
+      const int chunk = kOut == 2 ? jj % 8 : 2 * (jj % 4) + (lane % 4) / 2;
+      const int within = kOut == 2 ? 4 * (lane % 4) : 8 * (lane % 2);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = warp * 16 + lane / 4 + 8 * h;
-        const unsigned at = staging + box * TmaTile::kBoxBytes + r * 128 + ((chunk ^ (r & 7)) << 4) + 4 * (lane % 4);
-        st_shared_u32(at, pack_two(from_float<T>(d[4 * j + 2 * h]), from_float<T>(d[4 * j + 2 * h + 1])));
+        const unsigned at = staging + box * TmaTile::kBoxBytes + r * 128 + ((chunk ^ (r & 7)) << 4) + within;
+        const float v0 = d[4 * j + 2 * h], v1 = d[4 * j + 2 * h + 1];
+        if constexpr (kOut == 2) {
+          st_shared_u32(at, pack_two(from_float<OutT>(v0), from_float<OutT>(v1)));
+        } else {
+          st_shared_v2_f32(at, v0, v1);
+        }
       }
     }
     fence_proxy_async_shared();
@@ -122,7 +145,7 @@ __device__ __forceinline__ void store_staged(const CUtensorMap* tma_c, unsigned 
     if (t_wg == 0) {
 #pragma unroll
       for (int b = 0; b < kBoxes; ++b) {
-        tma_store_2d(tma_c, staging + b * TmaTile::kBoxBytes, tc.n * BN + (half * kBoxes + b) * 64,
+        tma_store_2d(tma_c, staging + b * TmaTile::kBoxBytes, tc.n * BN + part * kPartCols + b * kBoxCols,
                      tc.m * TmaTile::kBM + cw * 64);
       }
       bulk_commit();
@@ -138,7 +161,10 @@ __device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUte
   using Tile = TmaTile;
   constexpr bool kAK = LayoutTraits<L>::a_k_major;
   constexpr bool kBK = LayoutTraits<L>::b_k_major;
-  constexpr int BM = Tile::kBM, BN = Tile::kBN, BK = Tile::kBK, S = Tile::kStages;
+  static_assert(sizeof(T) == 2 || (kAK && kBK), "tf32 wgmma reads both operands K-major (layout NT)");
+  constexpr int BM = Tile::kBM, BN = Tile::kBN, BK = Tile::kBKOf<T>, S = Tile::kStages;
+  // One wgmma advances 32 bytes along K: k16 of 16-bit operands, k8 of tf32.
+  constexpr int kKStep = 32 / static_cast<int>(sizeof(T));
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // A launch with less shared memory than the ring would corrupt memory.
   if (dynamic_smem_bytes() < static_cast<unsigned>(Tile::kSmemBytes)) __trap();
@@ -214,7 +240,7 @@ __device__ __forceinline__ void gemm_tma_ws(const CUtensorMap* tma_a, const CUte
         const uint64_t off = static_cast<uint64_t>(s * Tile::kStageBytes) >> 4;
         wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < BK / 16; ++ks) {
+        for (int ks = 0; ks < BK / kKStep; ++ks) {
           wgmma_m64n256<kAK ? 0 : 1, kBK ? 0 : 1>(d, da0 + off + ((ks * kStepA) >> 4), db0 + off + ((ks * kStepB) >> 4),
                                                   T{});
         }
