@@ -13,17 +13,9 @@
 # There, from the repository root with .devcarry carried (branch tf32-tma checked out):
 #   LIMIT=560 bash bench/results/2026-12-07-h100/run141-tf32-tma/run141.sh
 set -u
-R=/tmp/r141; mkdir -p $R/tests
-pack() { (cd /tmp && tar czf $OUT/r141.tar.gz r141); }
-T0=$(date +%s); el() { echo "[$(( $(date +%s) - T0 )) s] $*"; }
-LIMIT=${LIMIT:-560}
-t() { local l=$(( LIMIT - ($(date +%s) - T0) )); [ $l -lt 3 ] && l=3; [ $1 -lt $l ] && l=$1; echo $l; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv > $R/nvidia-smi.csv; cat $R/nvidia-smi.csv
-for b in bnew bmain; do
-  B=.devcarry/$b; D=/tmp/$b; mkdir -p $D; cp $B/BUILD.txt $R/bundle-$b-BUILD.txt
-  [ -x $D/benches/gemm ] || { xz -dc $B/payload.tar.xz | tar -xf - -C $D; }
-  (cd $D && sha256sum --quiet -c "$OLDPWD/$B/BINARIES.sha256") && echo "bundle $b verified"
-done
+R=/tmp/r141 NAME=r141; source bench/tools/device.sh; mkdir -p $R/tests
+gpu_info
+unpack bnew bmain
 A=/tmp/bnew; Z=/tmp/bmain
 el "bundles ready"
 timeout $(t 200) $A/tests/gpu_gemm --include-ignored --test-threads=1 --show-output --skip digests_match_the_record > $R/tests/gpu_gemm.log 2>&1
