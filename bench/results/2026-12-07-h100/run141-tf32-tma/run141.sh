@@ -1,4 +1,4 @@
-# run141: bnew (branch tf32-tma: TF32 after its operand pass on the warp-specialized TMA kernel,
+# run141: btma (branch tf32-tma: TF32 after its operand pass on the warp-specialized TMA kernel,
 # gemm_tf32_nt_tma_128x256, with the f32 staged epilogue; the 16-bit TMA kernels' SASS unchanged)
 # against bmain (main: TF32 on the cp.async wgmma kernel after the same pass), in order of need:
 # 1. gpu_gemm (every test, the digest gate skipped), the record merged (expected: 6 keys added,
@@ -7,16 +7,16 @@
 #    (TF32 included) and the TF32 rounding test;
 # 2. the GEMM bench's TF32 tier (the five large shapes in every layout, paired with cuBLAS TF32,
 #    the pass timed with the kernel), bmain then bnew, then bnew then bmain.
-# Here (two full bundles fit the 64 MiB carry):
+# Here (bundles in .devcarry, the script copied to .devcarry/scripts; bench/tools/README.md):
 #   git checkout main && CUBINS_ARCHS="90;90a" cargo xtask gpu-bundle --out .devcarry/bmain
-#   git checkout tf32-tma && CUBINS_ARCHS="90;90a" cargo xtask gpu-bundle --out .devcarry/bnew
-# There, from the repository root with .devcarry carried (branch tf32-tma checked out):
-#   LIMIT=560 bash bench/results/2026-12-07-h100/run141-tf32-tma/run141.sh
+#   git checkout tf32-tma && CUBINS_ARCHS="90;90a" cargo xtask gpu-bundle --out .devcarry/btma
+# There, from the repository root with .devcarry carried:
+#   LIMIT=560 bash .devcarry/scripts/run141.sh   (about 5 minutes)
 set -u
 R=/tmp/r141 NAME=r141; source bench/tools/device.sh; mkdir -p $R/tests
 gpu_info
-unpack bnew bmain
-A=/tmp/bnew; Z=/tmp/bmain
+unpack btma bmain
+A=/tmp/btma; Z=/tmp/bmain
 el "bundles ready"
 timeout $(t 200) $A/tests/gpu_gemm --include-ignored --test-threads=1 --show-output --skip digests_match_the_record > $R/tests/gpu_gemm.log 2>&1
 el "gpu_gemm rc=$? $(grep -h 'test result' $R/tests/gpu_gemm.log | tail -1)"
