@@ -632,8 +632,8 @@ fn selector_shapes_take_the_planned_kernel_and_match() {
             &Case::new(layout, 1024, 1024, 512),
             9,
         );
-        // With the workspace `run` lends, TF32 takes wgmma after the operand pass where the
-        // sm_90a cubin runs, and mma.sync elsewhere.
+        // With the workspace `run` lends, TF32 takes the TMA kernel after the operand pass
+        // where the sm_90a cubin runs (K = 512 fills its ring), and mma.sync elsewhere.
         let tf32 = parity_case::<f32, f32>(
             &gpu,
             &stream,
@@ -643,7 +643,7 @@ fn selector_shapes_take_the_planned_kernel_and_match() {
         );
         assert_eq!(
             (
-                matches!(tf32.plan.schedule, Schedule::Wgmma(_)),
+                matches!(tf32.plan.schedule, Schedule::Tma(_)),
                 tf32.plan.prepare.is_some()
             ),
             (device.wgmma, device.wgmma)
