@@ -153,7 +153,7 @@ struct RowScale {
 
 template <class T, class Span>
 __device__ __forceinline__ RowScale bwd_scale(float2 sums, const BwdRow<T>& a, const Span& span) {
-  sums = span.combine(row_reduce(sums, Sum{}, make_float2(0.0f, 0.0f), a.scratch));
+  sums = span.combine(row_group_reduce(sums, Sum{}, make_float2(0.0f, 0.0f), a.scratch));
   const float rstd = rsqrtf(sums.x * a.inv_n + a.eps);
   return RowScale{rstd, sums.y * rstd * rstd * rstd * a.inv_n};
 }
@@ -211,7 +211,8 @@ __device__ __forceinline__ void rmsnorm_bwd(const T* __restrict__ x, const T* __
   const int n = static_cast<int>(cols);
   const int first_col = span.first_col(n);
   const int span_cols = span.cols(n);
-  const bool alone_on_sm = blockDim.x * blockDim.y == kBwdMaxThreads;  // 64 registers x 1024 = the register file
+  // 64 registers x 1024 = the register file; row groups that step apart overlap each other.
+  const bool alone_on_sm = blockDim.x * blockDim.y == kBwdMaxThreads && !row_groups_step_apart();
   const float inv_n = inv_cols(max(n, 1));
   bwd_rows<T, 1>(span, ColSumOut<T, 1>{partial, {dw}}, rows, cols, rows_per_block,
                  [&](const RowPlan<T>& p, int64_t offset, float* acc, const Span& row_span, bool has_next) {

@@ -30,8 +30,8 @@
 use super::norm::{
     acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers,
     check_cluster_grid, check_eps, cluster_words, colsum_launch, dynamic_smem_limit,
-    packed_geometry, range_config, ranges, split_rows, sums_words, whole_row_words, within_bound,
-    Extent, Residual,
+    packed_geometry, range_config, ranges, row_groups_step_apart, split_rows, sums_words,
+    whole_row_words, within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{check_rows_cols, RowGeometry, RowKernel, Walk};
@@ -402,8 +402,11 @@ pub fn layernorm_backward_plan<T: Dtype>(
         blocks,
         rows_per_block,
         smem_bytes,
-        // The cluster kernel's CTAs never prefetch (cluster_half.cuh).
-        alone_on_sm: entry == BwdEntry::WholeRow && per_sm <= 1,
+        // The cluster kernel's CTAs never prefetch (cluster_half.cuh); row groups that step
+        // apart overlap each other as blocks do.
+        alone_on_sm: entry == BwdEntry::WholeRow
+            && per_sm <= 1
+            && !row_groups_step_apart(&geometry),
         cols,
     })
 }

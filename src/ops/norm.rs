@@ -241,22 +241,28 @@ pub(crate) fn bwd_geometry<T>(
 /// more rows would spread over more SMs.
 pub(crate) const ONE_BLOCK_ROWS: usize = 16;
 
-/// The widest row group [`packed_geometry`] packs: two warps. Row groups that span warps
-/// reduce with block-wide barriers, so a block's packed groups step through each reduction
-/// together; past two warps that lockstep cost more than the partial rows it saves (H100,
-/// run124: RMSNorm 16384 x 8192, four 256-thread groups a block, 0.87x the unpacked plan;
-/// 4000 x 8192 and 1024 x 14336 0.96x), where groups of 32-64 threads took 1.06-1.85x.
-pub(crate) const PACKED_MAX_ROW_THREADS: u32 = 64;
+/// Named barriers a block's row groups take, one each (`kNamedRowGroups` in
+/// `cuda/include/cubins/reduce.cuh`): barriers 1 to 15, 0 being the block's.
+pub(crate) const NAMED_ROW_GROUPS: u32 = 15;
+
+/// Whether a block's row groups span warps and each reduces behind a named barrier of its
+/// own (reduce.cuh `row_groups_step_apart`): one group's loads then overlap another's
+/// reduction and writes, as separate blocks' do. (Stepped together through the block's
+/// barriers, four 256-thread groups a block took 0.87x the unpacked plan at RMSNorm
+/// 16384 x 8192 on the H100, run124.)
+pub(crate) fn row_groups_step_apart(geometry: &RowGeometry) -> bool {
+    geometry.threads_per_row > 32 && (2..=NAMED_ROW_GROUPS).contains(&geometry.rows_per_block)
+}
 
 /// The whole-row backward's geometry with its row groups packed where the rows outnumber the
-/// SMs and a group is at most [`PACKED_MAX_ROW_THREADS`] wide: about `rows / sms` row groups
-/// a block (at least `geometry`'s, within the kernel's threads and the `sums` accumulators
-/// within `max_dynamic_smem` bytes), so a wave of blocks takes every row in a step or two.
-/// Every block (row range) writes a partial row per column sum, which the second launch
-/// reads back: a block of one row group a row (1024 x 768 took 1024 ranges) moved as many
-/// partial-row bytes as the rows themselves, and the sums' launch (6 blocks at 768 columns)
-/// added 1024 partial rows a column. Automatic threads and ranges only: fixed counts keep
-/// their geometry (and so their bits).
+/// SMs: about `rows / sms` row groups a block (at least `geometry`'s, within the kernel's
+/// threads, the `sums` accumulators within `max_dynamic_smem` bytes, and, for groups that
+/// span warps, the named barriers), as evenly as the steps allow, so a wave of blocks takes
+/// every row in a few steps. Every block (row range) writes a partial row per column sum,
+/// which the second launch reads back: a block of one row group a row (1024 x 768 took 1024
+/// ranges) moved as many partial-row bytes as the rows themselves, and the sums' launch (6
+/// blocks at 768 columns) added 1024 partial rows a column. Automatic threads and ranges
+/// only: fixed counts keep their geometry (and so their bits).
 pub(crate) fn packed_geometry<T>(
     geometry: RowGeometry,
     kernel: &RowKernel,
@@ -267,18 +273,23 @@ pub(crate) fn packed_geometry<T>(
 ) -> RowGeometry {
     let auto = threads == Threads::Auto && blocks.is_none();
     let sms = sms.max(1) as usize;
-    if !auto || rows <= sms || geometry.threads_per_row > PACKED_MAX_ROW_THREADS {
+    if !auto || rows <= sms {
         return geometry;
     }
     let by_threads = kernel.max_threads / geometry.threads_per_row;
+    let by_barriers = if geometry.threads_per_row > 32 {
+        NAMED_ROW_GROUPS
+    } else {
+        u32::MAX
+    };
     let group_smem = acc_bytes::<T>(cols) * u64::from(sums);
     let by_smem = (u64::from(max_dynamic_smem) / group_smem.max(1)).min(u64::from(u32::MAX)) as u32;
     let wanted = rows.div_ceil(sms).min(u32::MAX as usize) as u32;
+    let most = by_threads.min(by_barriers).min(by_smem).max(1);
+    // The fewest steps `most` groups allow, then the fewest groups that keep to them.
+    let steps = wanted.div_ceil(most);
     RowGeometry {
-        rows_per_block: wanted
-            .min(by_threads)
-            .min(by_smem)
-            .max(geometry.rows_per_block),
+        rows_per_block: wanted.div_ceil(steps).max(geometry.rows_per_block),
         ..geometry
     }
 }
@@ -483,6 +494,22 @@ mod tests {
             crate::ops::rows::SPREAD_CHUNKS,
             u64::from(cu_constant(norm, "kShortChunks"))
         );
+        let reduce = include_str!("../../cuda/include/cubins/reduce.cuh");
+        assert_eq!(NAMED_ROW_GROUPS, cu_constant(reduce, "kNamedRowGroups"));
+    }
+
+    #[test]
+    fn packed_groups_that_span_warps_step_apart() {
+        let g = |threads_per_row, rows_per_block| RowGeometry {
+            threads_per_row,
+            rows_per_block,
+        };
+        assert!(row_groups_step_apart(&g(96, 8)));
+        assert!(row_groups_step_apart(&g(64, 15)));
+        // One group a block, groups within a warp (no barriers), more groups than barriers.
+        assert!(!row_groups_step_apart(&g(1024, 1)));
+        assert!(!row_groups_step_apart(&g(32, 8)));
+        assert!(!row_groups_step_apart(&g(64, 16)));
     }
 
     #[test]
@@ -500,8 +527,6 @@ mod tests {
         };
         // 1024 x 768 on 132 SMs: ceil(1024 / 132) = 8 row groups a block, 128 blocks.
         assert_eq!(pack(&rms, at(64), (1024, 768), auto, 1), 8);
-        // Many rows: as many as the kernel's threads take (1024 / 64).
-        assert_eq!(pack(&rms, at(64), (32768, 768), auto, 1), 16);
         // LayerNorm at 2048 columns: 512 threads / 64 a row.
         assert_eq!(pack(&ln, at(64), (16384, 2048), auto, 2), 8);
         // Shared memory bounds it: f32 rows of 8192 columns in 16 threads (sums of 64 KB a
@@ -511,9 +536,19 @@ mod tests {
                 .rows_per_block,
             3
         );
-        // Row groups wider than two warps are not packed (their barriers are the block's).
-        assert_eq!(pack(&rms, at(256), (16384, 8192), auto, 1), 1);
+        // Wider row groups pack within the kernel's threads: 4 of 256 (8192 columns), 10 of
+        // 96 (3072) at most, as evenly as the steps allow: 31 rows an SM at 4000 rows take 4
+        // steps of 8 groups, not 3 of 10 and a step of 1.
+        assert_eq!(pack(&rms, at(256), (16384, 8192), auto, 1), 4);
+        assert_eq!(pack(&rms, at(96), (32768, 3072), auto, 1), 10);
+        assert_eq!(pack(&rms, at(96), (4000, 3072), auto, 1), 8);
+        // LayerNorm's 512 threads: 2 groups of 256 (8192 columns); at 14336 columns its two
+        // sums' accumulators take 115 KB a group: one within 227 KB.
+        assert_eq!(pack(&ln, at(256), (4000, 8192), auto, 2), 2);
         assert_eq!(pack(&ln, at(448), (4000, 14336), auto, 2), 1);
+        // Groups that span warps: at most one named barrier each (15); 16 of 32 threads.
+        assert_eq!(pack(&rms, at(64), (32768, 768), auto, 1), 15);
+        assert_eq!(pack(&rms, at(32), (32768, 768), auto, 1), 32);
         // No more rows than SMs, or fixed counts: as selected.
         assert_eq!(pack(&rms, at(64), (132, 768), auto, 1), 1);
         assert_eq!(

@@ -1,7 +1,8 @@
 // Deterministic reductions over the threads of a row (see rows.cuh for the geometry).
 // Every thread of a row takes part in its row's reduction, including threads of rows
-// past the end; a row that spans warps spans the whole block, so its barriers are
-// reached by every thread of the block.
+// past the end. A row that spans warps spans the whole block (row_reduce: its barriers are
+// reached by every thread of the block), or is one of a block's row groups, each behind a
+// named barrier of its own (row_group_reduce).
 #pragma once
 
 #include <cstdint>
@@ -50,22 +51,52 @@ __device__ __forceinline__ V warp_reduce(V v, Op op, int width) {
   return v;
 }
 
+// Reduces v over the row's warps through `scratch` (this row group's slots), with
+// `sync()` as the barrier of the row's threads.
+template <class V, class Op, class Sync>
+__device__ __forceinline__ V warps_reduce(V v, Op op, V identity, V* scratch, Sync&& sync) {
+  const int threads = blockDim.x;
+  v = warp_reduce(v, op, 32);
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  if (lane == 0) scratch[warp] = v;
+  sync();
+  v = lane < (threads >> 5) ? scratch[lane] : identity;
+  v = warp_reduce(v, op, 32);
+  sync();  // scratch may be reused by the next reduction
+  return v;
+}
+
 // Reduces v over the threads of a row; every thread of the row gets the result. When the
 // row spans warps, the call must be block-uniform (it holds barriers).
 // `scratch` is shared memory for 32 values; it is free again when this returns.
 template <class V, class Op>
 __device__ __forceinline__ V row_reduce(V v, Op op, V identity, V* scratch) {
-  const int threads = blockDim.x;
-  if (threads <= 32) return warp_reduce(v, op, threads);
-  v = warp_reduce(v, op, 32);
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < (threads >> 5) ? scratch[lane] : identity;
-  v = warp_reduce(v, op, 32);
-  __syncthreads();  // scratch may be reused by the next reduction
-  return v;
+  if (blockDim.x <= 32) return warp_reduce(v, op, blockDim.x);
+  return warps_reduce(v, op, identity, scratch, [] { __syncthreads(); });
+}
+
+// Named barriers a block's row groups may take, one each: 1 .. 15 (0 is __syncthreads').
+constexpr int kNamedRowGroups = 15;
+
+// Whether the row groups of this block span warps and each reduces behind its own named
+// barrier (row_group_reduce), so one group's loads overlap another's reduction as separate
+// blocks' would. A block of more groups steps them together through the block's barrier.
+__device__ __forceinline__ bool row_groups_step_apart() {
+  return blockDim.x > 32 && blockDim.y > 1 && blockDim.y <= kNamedRowGroups;
+}
+
+// row_reduce for the backward norms' packed row groups (several to a block, blockDim.y):
+// a row that spans warps waits only for its own threads where row_groups_step_apart().
+// Each group's call must be uniform over the group. `scratch`: row_group_scratch's slots.
+template <class V, class Op>
+__device__ __forceinline__ V row_group_reduce(V v, Op op, V identity, V* scratch) {
+  if (blockDim.x <= 32) return warp_reduce(v, op, blockDim.x);
+  if (!row_groups_step_apart()) return warps_reduce(v, op, identity, scratch, [] { __syncthreads(); });
+  const unsigned barrier = 1u + threadIdx.y;
+  const unsigned threads = blockDim.x;
+  return warps_reduce(v, op, identity, scratch,
+                      [&] { asm volatile("bar.sync %0, %1;" ::"r"(barrier), "r"(threads) : "memory"); });
 }
 
 // A row group's share of a block's 32-slot reduction scratch: its warps' slots, where a
