@@ -612,9 +612,16 @@ fn parity_rows<T: GpuElem>(gpu: &Gpu) {
 }
 
 /// Backward rows that outnumber the SMs, whose automatic blocks pack several row groups
-/// (a tail column at 2050, a row group of 16 threads at 33), and 300 x 4096, whose row
-/// groups of 128 threads stay one a block (`PACKED_MAX_ROW_THREADS`).
-const PACKED_SHAPES: &[(usize, usize)] = &[(1024, 768), (533, 2050), (300, 4096), (4000, 33)];
+/// (a tail column at 2050, a row group of 16 threads at 33); at 4096 and 3003 columns
+/// (tail columns) groups of 128 and 96 threads that step apart, each reducing behind its
+/// own named barrier.
+const PACKED_SHAPES: &[(usize, usize)] = &[
+    (1024, 768),
+    (533, 2050),
+    (300, 4096),
+    (1000, 3003),
+    (4000, 33),
+];
 
 fn parity_backward<T: GpuElem>(gpu: &Gpu) {
     let mut check = |shape: (usize, usize), layout: Layout| {
