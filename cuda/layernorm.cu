@@ -142,8 +142,8 @@ __device__ __forceinline__ void bwd_pass2(const RowPlan<T>& p, const BwdRow<T>& 
 template <class Span, class Second>
 __device__ __forceinline__ RowStats bwd_stats(float sx, float3* scratch, float inv_n, float eps, const Span& span,
                                               Second&& second) {
-  const float mean = span.combine(row_group_reduce(sx, Sum{}, 0.0f, reinterpret_cast<float*>(scratch)), 0) * inv_n;
-  const float3 s = span.combine(row_group_reduce(second(mean), Sum{}, make_float3(0.0f, 0.0f, 0.0f), scratch), 1);
+  const float mean = span.row_sum(sx, reinterpret_cast<float*>(scratch), 0) * inv_n;
+  const float3 s = span.row_sum(second(mean), scratch, 1);
   return RowStats::of(mean, s, inv_n, eps);
 }
 

@@ -153,7 +153,7 @@ struct RowScale {
 
 template <class T, class Span>
 __device__ __forceinline__ RowScale bwd_scale(float2 sums, const BwdRow<T>& a, const Span& span) {
-  sums = span.combine(row_group_reduce(sums, Sum{}, make_float2(0.0f, 0.0f), a.scratch));
+  sums = span.row_sum(sums, a.scratch);
   const float rstd = rsqrtf(sums.x * a.inv_n + a.eps);
   return RowScale{rstd, sums.y * rstd * rstd * rstd * a.inv_n};
 }

@@ -44,7 +44,9 @@ use crate::runtime::launchers::Dtype;
 use crate::runtime::{DevicePtr, DeviceRead, DeviceView, DeviceWrite, StreamHandle};
 use crate::runtime::{Error, Gpu, KernelSpec, LaunchConfig};
 
-pub use super::norm::{half_cols, runs_clusters, BwdEntry, BwdLaunched, CLUSTER_CTAS};
+pub use super::norm::{
+    half_cols, named_barriers, runs_clusters, BwdEntry, BwdLaunched, CLUSTER_CTAS,
+};
 
 /// The forward kernel, built as RMSNorm's: 8 resident chunks per thread, up to 1024 threads
 /// per row; its warp walk holds 4 chunks a thread (x, w and b); its rows are not widened to the
@@ -372,7 +374,7 @@ pub fn layernorm_backward_plan<T: Dtype>(
         (rows, cols),
         choice,
         (SUMS, max_dynamic_smem),
-        gpu.device().sm_count,
+        (gpu.device().sm_count, named_barriers(&gpu.route(name)?)),
     );
     let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block, SUMS)?;
     let cluster = match cluster_geometry::<T>(opts.threads, whole_smem, max_dynamic_smem, cols) {
@@ -406,7 +408,7 @@ pub fn layernorm_backward_plan<T: Dtype>(
         // apart overlap each other as blocks do.
         alone_on_sm: entry == BwdEntry::WholeRow
             && per_sm <= 1
-            && !row_groups_step_apart(&geometry),
+            && !row_groups_step_apart(&geometry, named_barriers(&gpu.route(name)?)),
         cols,
     })
 }

@@ -245,19 +245,34 @@ pub(crate) const ONE_BLOCK_ROWS: usize = 16;
 /// `cuda/include/cubins/reduce.cuh`): barriers 1 to 15, 0 being the block's.
 pub(crate) const NAMED_ROW_GROUPS: u32 = 15;
 
+/// Whether a route's backward norms give row groups named barriers (reduce.cuh
+/// `kNamedBarriers`): every build but sm_120's, where the 16 barriers a kernel then counts
+/// would leave one block an SM.
+pub fn named_barriers(route: &Route) -> bool {
+    route.code_cc != 120
+}
+
+/// The widest row group [`packed_geometry`] packs where the groups step through each
+/// reduction together (no named barriers): two warps. Past that the lockstep cost more than
+/// the partial rows it saves (H100, run124: RMSNorm 16384 x 8192, four 256-thread groups a
+/// block, 0.87x the unpacked plan; 4000 x 8192 and 1024 x 14336 0.96x), where groups of
+/// 32-64 threads took 1.06-1.85x.
+pub(crate) const LOCKSTEP_MAX_ROW_THREADS: u32 = 64;
+
 /// Whether a block's row groups span warps and each reduces behind a named barrier of its
-/// own (reduce.cuh `row_groups_step_apart`): one group's loads then overlap another's
-/// reduction and writes, as separate blocks' do. (Stepped together through the block's
-/// barriers, four 256-thread groups a block took 0.87x the unpacked plan at RMSNorm
-/// 16384 x 8192 on the H100, run124.)
-pub(crate) fn row_groups_step_apart(geometry: &RowGeometry) -> bool {
-    geometry.threads_per_row > 32 && (2..=NAMED_ROW_GROUPS).contains(&geometry.rows_per_block)
+/// own (reduce.cuh `row_groups_step_apart`; `named`: [`named_barriers`] of the route): one
+/// group's loads then overlap another's reduction and writes, as separate blocks' do.
+pub(crate) fn row_groups_step_apart(geometry: &RowGeometry, named: bool) -> bool {
+    named
+        && geometry.threads_per_row > 32
+        && (2..=NAMED_ROW_GROUPS).contains(&geometry.rows_per_block)
 }
 
 /// The whole-row backward's geometry with its row groups packed where the rows outnumber the
 /// SMs: about `rows / sms` row groups a block (at least `geometry`'s, within the kernel's
 /// threads, the `sums` accumulators within `max_dynamic_smem` bytes, and, for groups that
-/// span warps, the named barriers), as evenly as the steps allow, so a wave of blocks takes
+/// span warps, the named barriers; without them (`named` false) groups of at most
+/// [`LOCKSTEP_MAX_ROW_THREADS`]), as evenly as the steps allow, so a wave of blocks takes
 /// every row in a few steps. Every block (row range) writes a partial row per column sum,
 /// which the second launch reads back: a block of one row group a row (1024 x 768 took 1024
 /// ranges) moved as many partial-row bytes as the rows themselves, and the sums' launch (6
@@ -269,15 +284,16 @@ pub(crate) fn packed_geometry<T>(
     (rows, cols): (usize, usize),
     (threads, blocks): (Threads, Option<u32>),
     (sums, max_dynamic_smem): (u32, u32),
-    sms: u32,
+    (sms, named): (u32, bool),
 ) -> RowGeometry {
     let auto = threads == Threads::Auto && blocks.is_none();
     let sms = sms.max(1) as usize;
-    if !auto || rows <= sms {
+    let lockstep_too_wide = !named && geometry.threads_per_row > LOCKSTEP_MAX_ROW_THREADS;
+    if !auto || rows <= sms || lockstep_too_wide {
         return geometry;
     }
     let by_threads = kernel.max_threads / geometry.threads_per_row;
-    let by_barriers = if geometry.threads_per_row > 32 {
+    let by_barriers = if named && geometry.threads_per_row > 32 {
         NAMED_ROW_GROUPS
     } else {
         u32::MAX
@@ -504,12 +520,14 @@ mod tests {
             threads_per_row,
             rows_per_block,
         };
-        assert!(row_groups_step_apart(&g(96, 8)));
-        assert!(row_groups_step_apart(&g(64, 15)));
-        // One group a block, groups within a warp (no barriers), more groups than barriers.
-        assert!(!row_groups_step_apart(&g(1024, 1)));
-        assert!(!row_groups_step_apart(&g(32, 8)));
-        assert!(!row_groups_step_apart(&g(64, 16)));
+        assert!(row_groups_step_apart(&g(96, 8), true));
+        assert!(row_groups_step_apart(&g(64, 15), true));
+        // One group a block, groups within a warp (no barriers), more groups than barriers,
+        // a build without named barriers.
+        assert!(!row_groups_step_apart(&g(1024, 1), true));
+        assert!(!row_groups_step_apart(&g(32, 8), true));
+        assert!(!row_groups_step_apart(&g(64, 16), true));
+        assert!(!row_groups_step_apart(&g(96, 8), false));
     }
 
     #[test]
@@ -523,7 +541,8 @@ mod tests {
         let auto = (Threads::Auto, None);
         let h100_smem = 227 * 1024;
         let pack = |kernel: &RowKernel, g, shape, choice, sums| {
-            packed_geometry::<Bf16>(g, kernel, shape, choice, (sums, h100_smem), 132).rows_per_block
+            packed_geometry::<Bf16>(g, kernel, shape, choice, (sums, h100_smem), (132, true))
+                .rows_per_block
         };
         // 1024 x 768 on 132 SMs: ceil(1024 / 132) = 8 row groups a block, 128 blocks.
         assert_eq!(pack(&rms, at(64), (1024, 768), auto, 1), 8);
@@ -532,8 +551,15 @@ mod tests {
         // Shared memory bounds it: f32 rows of 8192 columns in 16 threads (sums of 64 KB a
         // row group): 3 within 227 KB.
         assert_eq!(
-            packed_geometry::<f32>(at(16), &rms, (16384, 8192), auto, (2, h100_smem), 132)
-                .rows_per_block,
+            packed_geometry::<f32>(
+                at(16),
+                &rms,
+                (16384, 8192),
+                auto,
+                (2, h100_smem),
+                (132, true)
+            )
+            .rows_per_block,
             3
         );
         // Wider row groups pack within the kernel's threads: 4 of 256 (8192 columns), 10 of
@@ -549,6 +575,13 @@ mod tests {
         // Groups that span warps: at most one named barrier each (15); 16 of 32 threads.
         assert_eq!(pack(&rms, at(64), (32768, 768), auto, 1), 15);
         assert_eq!(pack(&rms, at(32), (32768, 768), auto, 1), 32);
+        // Without named barriers (sm_120) groups step together: at most 64 threads, 16 a block.
+        let lockstep = |g, shape| {
+            packed_geometry::<Bf16>(g, &rms, shape, auto, (1, h100_smem), (132, false))
+                .rows_per_block
+        };
+        assert_eq!(lockstep(at(96), (4000, 3072)), 1);
+        assert_eq!(lockstep(at(64), (32768, 768)), 16);
         // No more rows than SMs, or fixed counts: as selected.
         assert_eq!(pack(&rms, at(64), (132, 768), auto, 1), 1);
         assert_eq!(

@@ -29,8 +29,8 @@
 
 use super::norm::{
     acc_bytes, acc_smem_bytes, bwd_geometry, bwd_walk_word, check_buffers, check_bwd_buffers,
-    check_eps, cluster_words, colsum_launch, dynamic_smem_limit, packed_geometry, range_config,
-    ranges, split_rows, sums_words, whole_row_words, within_bound, Extent, Residual,
+    check_eps, cluster_words, colsum_launch, dynamic_smem_limit, named_barriers, packed_geometry,
+    range_config, ranges, split_rows, sums_words, whole_row_words, within_bound, Extent, Residual,
 };
 use super::norm_fwd::plan_fwd;
 use super::rows::{
@@ -419,7 +419,7 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
                 (rows, cols),
                 choice,
                 (1, dynamic_smem_limit(gpu, limits.static_smem_bytes)),
-                gpu.device().sm_count,
+                (gpu.device().sm_count, named_barriers(&gpu.route(name)?)),
             );
             let smem = acc_smem_bytes::<T>(name, cols, packed.rows_per_block, 1)?;
             (BwdEntry::WholeRow, packed, kernel, smem)

@@ -15,8 +15,8 @@ use crate::{
 };
 use cubins::ops::layernorm::{
     bwd_streams, half_cols, layernorm, layernorm_backward, layernorm_backward_plan,
-    layernorm_residual, layernorm_residual_into, runs_clusters, BwdEntry, LayerNormBwdOptions,
-    LayerNormBwdPlan, LayerNormOptions,
+    layernorm_residual, layernorm_residual_into, named_barriers, runs_clusters, BwdEntry,
+    LayerNormBwdOptions, LayerNormBwdPlan, LayerNormOptions,
 };
 use cubins::ops::Threads;
 use cubins::runtime::{Bf16, Error, Gpu, LaunchError};
@@ -320,10 +320,16 @@ fn layernorm_takes_the_planned_walks() {
     }
     // 4096 columns: row groups of 128 threads. Automatic: the rows outnumber the SMs, so a
     // block packs 4 groups (the kernel's 512 threads) that step apart, each behind its own
-    // named barrier, and does not prefetch though it holds its SM alone; at fixed ranges
-    // one group a block, several blocks to an SM.
+    // named barrier, and does not prefetch though it holds its SM alone (a build without
+    // named barriers packs none this wide); at fixed ranges one group a block, several
+    // blocks to an SM.
+    let named = named_barriers(&gpu.route("layernorm_bwd_bf16").unwrap());
     let wide = layernorm_backward_plan::<Bf16>(&gpu, 8192, 4096, &opts).unwrap();
-    assert_eq!(wide.geometry.rows_per_block, 4, "{wide:?}");
+    assert_eq!(
+        wide.geometry.rows_per_block,
+        if named { 4 } else { 1 },
+        "{wide:?}"
+    );
     assert!(!wide.alone_on_sm, "{wide:?}");
     let fixed = LayerNormBwdOptions {
         blocks: Some(264),

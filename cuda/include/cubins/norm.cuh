@@ -532,10 +532,11 @@ struct WholeRows {
   __device__ __forceinline__ void finish() const {}
   // As row step s sees it (a cluster span's exchange slot).
   __device__ __forceinline__ WholeRows step(int) const { return *this; }
-  // The row's sums of a round (of its statistics' reductions) from the block's.
+  // The row's sum of a round (of its statistics' reductions) over its row group: groups
+  // packed in a block reduce apart (reduce.cuh's row_group_reduce).
   template <class V>
-  __device__ __forceinline__ V combine(V sums, int = 0) const {
-    return sums;
+  __device__ __forceinline__ V row_sum(V v, V* scratch, int = 0) const {
+    return row_group_reduce(v, Sum{}, V{}, scratch);
   }
 };
 

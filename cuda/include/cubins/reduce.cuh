@@ -77,13 +77,23 @@ __device__ __forceinline__ V row_reduce(V v, Op op, V identity, V* scratch) {
 }
 
 // Named barriers a block's row groups may take, one each: 1 .. 15 (0 is __syncthreads').
+// The id is a register (a chain of immediates spills the sm_120 LayerNorm backward f32 at
+// its 168 registers), so a kernel counts all 16 barriers, which costs occupancy from sm_90
+// on: two a block slot, 4 blocks an SM on sm_90 and sm_100. sm_120 has one a slot, where 16
+// would leave one block an SM, so its build keeps the block's barriers (the host's
+// `named_barriers`).
 constexpr int kNamedRowGroups = 15;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 1200
+constexpr bool kNamedBarriers = false;
+#else
+constexpr bool kNamedBarriers = true;
+#endif
 
 // Whether the row groups of this block span warps and each reduces behind its own named
 // barrier (row_group_reduce), so one group's loads overlap another's reduction as separate
 // blocks' would. A block of more groups steps them together through the block's barrier.
 __device__ __forceinline__ bool row_groups_step_apart() {
-  return blockDim.x > 32 && blockDim.y > 1 && blockDim.y <= kNamedRowGroups;
+  return kNamedBarriers && blockDim.x > 32 && blockDim.y > 1 && blockDim.y <= kNamedRowGroups;
 }
 
 // row_reduce for the backward norms' packed row groups (several to a block, blockDim.y):
