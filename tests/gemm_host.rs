@@ -1182,13 +1182,16 @@ fn tf32_takes_the_warp_specialized_tile_only_with_a_workspace_on_the_sm90a_route
             assert!(matches!(pl.schedule, Schedule::Mma(_)), "{layout:?}");
             assert_eq!((pl.prepare, pl.workspace_bytes), (None, 0));
         }
-        let pl = plan::plan(
-            &with_ws(p, need, 1 << 30),
-            &H200_SM90A,
-            &Choice::default(),
-            false,
-        )
-        .unwrap();
+        let on_sm90a = |q, need| {
+            plan::plan(
+                &with_ws(q, need, 1 << 30),
+                &H200_SM90A,
+                &Choice::default(),
+                false,
+            )
+            .unwrap()
+        };
+        let pl = on_sm90a(p, need);
         assert_eq!(pl.schedule, Schedule::Tma(plan::TILE_TMA_TF32));
         // One NT kernel serves every layout: it reads the operand pass's K-major copies.
         assert_eq!(pl.entry, "gemm_tf32_nt_tma_128x256");
@@ -1197,13 +1200,7 @@ fn tf32_takes_the_warp_specialized_tile_only_with_a_workspace_on_the_sm90a_route
         // kernel after the same pass.
         let short = problem(Tier::Tf32, layout, m, n, 100);
         let short_need = u64::from(m + n) * 100 * 4;
-        let pl_short = plan::plan(
-            &with_ws(short, short_need, 1 << 30),
-            &H200_SM90A,
-            &Choice::default(),
-            false,
-        )
-        .unwrap();
+        let pl_short = on_sm90a(short, short_need);
         assert_eq!(pl_short.schedule, Schedule::Wgmma(plan::TILE_WGMMA_TF32));
         assert_eq!(pl_short.entry, "gemm_tf32_nt_wgmma_128x256");
         let prep = pl.prepare.expect("an operand pass");
