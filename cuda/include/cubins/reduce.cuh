@@ -72,7 +72,8 @@ __device__ __forceinline__ V warps_reduce(V v, Op op, V identity, V* scratch, Sy
 // `scratch` is shared memory for 32 values; it is free again when this returns.
 template <class V, class Op>
 __device__ __forceinline__ V row_reduce(V v, Op op, V identity, V* scratch) {
-  if (blockDim.x <= 32) return warp_reduce(v, op, blockDim.x);
+  const int threads = blockDim.x;
+  if (threads <= 32) return warp_reduce(v, op, threads);
   return warps_reduce(v, op, identity, scratch, [] { __syncthreads(); });
 }
 
@@ -101,10 +102,10 @@ __device__ __forceinline__ bool row_groups_step_apart() {
 // Each group's call must be uniform over the group. `scratch`: row_group_scratch's slots.
 template <class V, class Op>
 __device__ __forceinline__ V row_group_reduce(V v, Op op, V identity, V* scratch) {
-  if (blockDim.x <= 32) return warp_reduce(v, op, blockDim.x);
+  const int threads = blockDim.x;
+  if (threads <= 32) return warp_reduce(v, op, threads);
   if (!row_groups_step_apart()) return warps_reduce(v, op, identity, scratch, [] { __syncthreads(); });
   const unsigned barrier = 1u + threadIdx.y;
-  const unsigned threads = blockDim.x;
   return warps_reduce(v, op, identity, scratch,
                       [&] { asm volatile("bar.sync %0, %1;" ::"r"(barrier), "r"(threads) : "memory"); });
 }
