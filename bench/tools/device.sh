@@ -43,3 +43,17 @@ sanitize() {
     el "$tool rc=$? $(grep -h 'ERROR SUMMARY\|RACECHECK SUMMARY\|test result' $R/$tool.log | tr '\n' ' ')"
   done
 }
+# A candidate's digest record (`digest_gate A T REC`, after `gpu_tests A T --skip
+# digests_match_the_record`): the HASH lines of R/tests/T.log merged into tests/digests/REC.txt
+# as R/REC-digests.txt (what changed and was added: R/digest-merge.log), installed where the
+# bundle's gate reads it first (DIG, default /work/main/tests/digests/REC.txt), and the gate
+# run in a second process.
+digest_gate() {
+  local a=$1 tb=$2 rec=$3 dig=${DIG:-/work/main/tests/digests/$3.txt}
+  cp tests/digests/$rec.txt $R/$rec-digests-main.txt
+  python3 bench/tools/merge_digests.py $R/$rec-digests-main.txt $R/tests/$tb.log $R/$rec-digests.txt > $R/digest-merge.log
+  tail -12 $R/digest-merge.log
+  mkdir -p "$(dirname $dig)"; cp $R/$rec-digests.txt $dig
+  timeout $(t 60) $a/tests/$tb --include-ignored --exact digests_match_the_record --show-output > $R/tests/$tb-gate.log 2>&1
+  el "digest gate (second process) rc=$? $(grep -h 'test result' $R/tests/$tb-gate.log)"
+}
