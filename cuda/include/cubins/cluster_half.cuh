@@ -68,13 +68,13 @@ struct ClusterHalf {
     h.exchange = s * kRounds;
     return h;
   }
-  // The row's sums of round `round` from this CTA's (float, float2 or float3).
   // The row's sum of round `round`: this CTA's threads (one row group a CTA: the block's
   // barriers), then the peer's share.
   template <class V>
   __device__ __forceinline__ V row_sum(V v, V* scratch, int round = 0) const {
     return combine(row_reduce(v, Sum{}, V{}, scratch), round);
   }
+  // The row's sums of round `round` from this CTA's (float, float2 or float3).
   template <class V>
   __device__ __forceinline__ V combine(V mine, int round = 0) const {
     const int e = exchange + round;
