@@ -358,6 +358,8 @@ pub fn layernorm_backward_plan<T: Dtype>(
     check_eps(name, opts.eps)?;
     let function = gpu.kernel::<LayernormBwd<T>>()?;
     let limits = function.limits();
+    let route = gpu.route(name)?;
+    let named = named_barriers(&route);
     let whole_kernel = within_bound(&BWD, limits.max_threads_per_block);
     let choice = (opts.threads, opts.blocks);
     let max_dynamic_smem = dynamic_smem_limit(gpu, limits.static_smem_bytes);
@@ -374,11 +376,11 @@ pub fn layernorm_backward_plan<T: Dtype>(
         (rows, cols),
         choice,
         (SUMS, max_dynamic_smem),
-        (gpu.device().sm_count, named_barriers(&gpu.route(name)?)),
+        (gpu.device().sm_count, named),
     );
     let whole_smem = acc_smem_bytes::<T>(name, cols, whole.rows_per_block, SUMS)?;
     let cluster = match cluster_geometry::<T>(opts.threads, whole_smem, max_dynamic_smem, cols) {
-        Some(g) if runs_clusters(&gpu.route(name)?) => Some(g),
+        Some(g) if runs_clusters(&route) => Some(g),
         _ => None,
     };
     let (entry, geometry, kernel, smem_bytes) = match cluster {
@@ -408,7 +410,7 @@ pub fn layernorm_backward_plan<T: Dtype>(
         // apart overlap each other as blocks do.
         alone_on_sm: entry == BwdEntry::WholeRow
             && per_sm <= 1
-            && !row_groups_step_apart(&geometry, named_barriers(&gpu.route(name)?)),
+            && !row_groups_step_apart(&geometry, named),
         cols,
     })
 }

@@ -380,6 +380,7 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
     let name = entry_name::<T>(BwdEntry::WholeRow);
     check_rows_cols(name, rows, cols)?;
     let limits = gpu.kernel::<RmsnormBwd<T>>()?.limits();
+    let route = gpu.route(name)?;
     let kernel = bwd_kernel(limits.max_threads_per_block);
     let choice = (opts.threads, opts.blocks);
     let whole = bwd_geometry::<T>(
@@ -395,7 +396,7 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
     // the answer matters.
     let cluster_if_alone =
         |whole_blocks_per_sm| cluster_geometry::<T>(opts.threads, whole_blocks_per_sm, cols);
-    let cluster = if cluster_if_alone(1).is_some() && runs_clusters(&gpu.route(name)?) {
+    let cluster = if cluster_if_alone(1).is_some() && runs_clusters(&route) {
         cluster_if_alone(resident_blocks::<T>(
             gpu,
             BwdEntry::WholeRow,
@@ -419,7 +420,7 @@ pub fn rmsnorm_backward_plan<T: Dtype>(
                 (rows, cols),
                 choice,
                 (1, dynamic_smem_limit(gpu, limits.static_smem_bytes)),
-                (gpu.device().sm_count, named_barriers(&gpu.route(name)?)),
+                (gpu.device().sm_count, named_barriers(&route)),
             );
             let smem = acc_smem_bytes::<T>(name, cols, packed.rows_per_block, 1)?;
             (BwdEntry::WholeRow, packed, kernel, smem)
